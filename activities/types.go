@@ -1,0 +1,59 @@
+package activities
+
+import "github.com/porch-pipelines/porch/compiler/plan"
+
+// Activity type names, registered explicitly so renaming a Go method never
+// breaks a running history.
+const (
+	RunCommandName = "RunCommand"
+)
+
+// RunCommandInput is everything a worker needs to run one command step. It
+// carries references (URIs, paths), never data.
+type RunCommandInput struct {
+	// RunID is the root run's id; StepPath the step's path ("train",
+	// "sub/train"). Together they name the step's folders.
+	RunID    string `json:"run_id"`
+	StepPath string `json:"step_path"`
+	// DefaultDatastore is the pipeline's default datastore name.
+	DefaultDatastore string       `json:"default_datastore"`
+	Command          plan.Command `json:"command"`
+	// Inputs are the step's inputs with values resolved by the workflow:
+	// ValueLiteral, ValueData (a URI or absolute path) or ValueNone.
+	Inputs []plan.Input `json:"inputs,omitempty"`
+	// Outputs are the step's outputs; Path is a resolved URI (no ${{...}}).
+	Outputs []plan.Output `json:"outputs,omitempty"`
+}
+
+// RunCommandResult is what a finished command step reports.
+type RunCommandResult struct {
+	// WorkDir is the local working folder (holding ./outputs and ./logs).
+	WorkDir string `json:"work_dir"`
+	// LogDir is the step's log folder; user_logs/std_log.txt is under it.
+	LogDir string `json:"log_dir"`
+	// Outputs are the outputs' local paths, artifacts included, in
+	// declaration order.
+	Outputs []OutputLocation `json:"outputs,omitempty"`
+	// Attempt is the activity attempt that succeeded (1-based).
+	Attempt int32 `json:"attempt"`
+}
+
+// OutputLocation says where an output landed.
+type OutputLocation struct {
+	Name string `json:"name"`
+	URI  string `json:"uri"`
+	Path string `json:"path"`
+}
+
+// CommandFailedType is the application error type of a command that exited
+// non-zero. Its details are one CommandFailure.
+const CommandFailedType = "CommandFailed"
+
+// CommandFailure details a failed command.
+type CommandFailure struct {
+	ExitCode int `json:"exit_code"`
+	// StderrTail is the last 20 lines of the command's stderr.
+	StderrTail []string `json:"stderr_tail"`
+	// LogFile is the step's std_log.txt.
+	LogFile string `json:"log_file"`
+}

@@ -1,0 +1,227 @@
+// Package plan is the serialisable form of a compiled pipeline: what the
+// compiler produces and the DAG workflow interprets.
+//
+// A plan holds no maps that order work: steps are in topological order, ties
+// broken by declaration order. Values that are only known at run time (where
+// a step's outputs live, the run's name) are kept as references or templates
+// and resolved by the workflow; local paths are resolved by the activity that
+// runs on the worker.
+package plan
+
+// Version is the plan format version. A workflow refuses a plan whose version
+// it does not know.
+const Version = 1
+
+// DefaultTaskQueue serves workflows and every step whose compute is
+// serverless, local or unset.
+const DefaultTaskQueue = "porch"
+
+// DefaultDatastore is the datastore outputs land in when the pipeline names none.
+const DefaultDatastore = "workspaceblobstore"
+
+// TaskQueue returns the task queue that serves a compute target. The empty
+// compute is the default queue.
+func TaskQueue(compute string) string {
+	if compute == "" {
+		return DefaultTaskQueue
+	}
+	return DefaultTaskQueue + "-compute-" + compute
+}
+
+// Plan is a compiled pipeline job.
+type Plan struct {
+	Version        int               `json:"version"`
+	Name           string            `json:"name"`
+	DisplayName    string            `json:"display_name,omitempty"`
+	ExperimentName string            `json:"experiment_name,omitempty"`
+	Description    string            `json:"description,omitempty"`
+	Tags           map[string]string `json:"tags,omitempty"`
+	// Source is the path of the YAML file the plan was compiled from.
+	Source   string   `json:"source"`
+	Settings Settings `json:"settings"`
+	// Pipeline is the root graph. Its inputs are already resolved to
+	// literals or data (no references).
+	Pipeline Pipeline `json:"pipeline"`
+}
+
+// Settings are the pipeline-wide settings.
+type Settings struct {
+	// DefaultCompute is the normalised compute name ("" for the default queue).
+	DefaultCompute        string `json:"default_compute,omitempty"`
+	DefaultDatastore      string `json:"default_datastore"`
+	ContinueOnStepFailure bool   `json:"continue_on_step_failure,omitempty"`
+	ForceRerun            bool   `json:"force_rerun,omitempty"`
+}
+
+// Pipeline is one DAG: the root job or a pipeline component used as a step.
+type Pipeline struct {
+	// Inputs are the pipeline's inputs. For the root they hold resolved
+	// values; for a nested pipeline they are declarations whose values come
+	// from the step that uses it.
+	Inputs  []Input  `json:"inputs,omitempty"`
+	Outputs []Output `json:"outputs,omitempty"`
+	// Steps are in topological order, ties broken by declaration order.
+	Steps []Step `json:"steps"`
+}
+
+// Step is one node of a pipeline.
+type Step struct {
+	// Name is the step's key under jobs:.
+	Name string `json:"name"`
+	// Path is the step's path from the root, segments joined with "/"
+	// ("train", "sub/train").
+	Path        string   `json:"path"`
+	Type        StepType `json:"type"`
+	DisplayName string   `json:"display_name,omitempty"`
+	// DependsOn names the sibling steps this one consumes outputs of,
+	// sorted, without duplicates.
+	DependsOn []string `json:"depends_on,omitempty"`
+	// Compute is the normalised compute name ("" for the default queue).
+	Compute string `json:"compute,omitempty"`
+	// Inputs bind every input the step declares, in declaration order.
+	Inputs  []Input  `json:"inputs,omitempty"`
+	Outputs []Output `json:"outputs,omitempty"`
+	// Command is set for command steps.
+	Command *Command `json:"command,omitempty"`
+	// Pipeline is set for pipeline steps (a nested DAG).
+	Pipeline *Pipeline `json:"pipeline,omitempty"`
+	Pos      Pos       `json:"pos"`
+}
+
+// StepType says how a step runs.
+type StepType string
+
+// Step types.
+const (
+	StepCommand  StepType = "command"
+	StepPipeline StepType = "pipeline"
+)
+
+// Command is what a command step runs.
+type Command struct {
+	// Template is the command line with its ${{...}} and $[[...]] parts.
+	Template Template `json:"template"`
+	// Code is the absolute path of the folder copied into the working
+	// folder, "" for none.
+	Code string `json:"code,omitempty"`
+	// Environment describes the environment as written (a reference, an
+	// image, a conda file); porch runs on the worker's host and says so.
+	Environment          string            `json:"environment,omitempty"`
+	EnvironmentVariables map[string]string `json:"environment_variables,omitempty"`
+	// TimeoutSeconds is limits.timeout; 0 means none.
+	TimeoutSeconds int           `json:"timeout_seconds,omitempty"`
+	Resources      Resources     `json:"resources"`
+	Distribution   *Distribution `json:"distribution,omitempty"`
+}
+
+// Resources is the step's resources: section.
+type Resources struct {
+	InstanceCount int    `json:"instance_count,omitempty"`
+	InstanceType  string `json:"instance_type,omitempty"`
+	ShmSize       string `json:"shm_size,omitempty"`
+}
+
+// Distribution is a distributed-training configuration.
+type Distribution struct {
+	// Type is pytorch, mpi or tensorflow.
+	Type string `json:"type"`
+	// ProcessCountPerInstance is pytorch's process_count_per_instance or
+	// mpi's process_count_per_instance; 0 means 1.
+	ProcessCountPerInstance int `json:"process_count_per_instance,omitempty"`
+	// WorkerCount and ParameterServerCount are tensorflow's.
+	WorkerCount          int `json:"worker_count,omitempty"`
+	ParameterServerCount int `json:"parameter_server_count,omitempty"`
+}
+
+// ValueKind says where an input's value comes from.
+type ValueKind string
+
+// Value kinds.
+const (
+	// ValueNone is an optional input left unset.
+	ValueNone ValueKind = "none"
+	// ValueLiteral is a string, integer, number or boolean.
+	ValueLiteral ValueKind = "literal"
+	// ValueData is a data location (uri_file, uri_folder, mltable, models).
+	ValueData ValueKind = "data"
+	// ValueStepOutput is an output of a sibling step.
+	ValueStepOutput ValueKind = "step_output"
+	// ValueParentInput is an input of the enclosing pipeline.
+	ValueParentInput ValueKind = "parent_input"
+)
+
+// Input is an input declaration together with its bound value.
+type Input struct {
+	Name string `json:"name"`
+	// Type is string, integer, number, boolean, uri_file, uri_folder,
+	// mltable, custom_model, mlflow_model, ...
+	Type     string `json:"type"`
+	Optional bool   `json:"optional,omitempty"`
+	Value    Value  `json:"value"`
+	Pos      Pos    `json:"pos"`
+}
+
+// Value is a bound value.
+type Value struct {
+	Kind ValueKind `json:"kind"`
+	// Literal is the literal as the author wrote it ("1e-3", "False"); it is
+	// rendered into commands unchanged.
+	Literal string `json:"literal,omitempty"`
+	// Data is the location of a data value.
+	Data *Data `json:"data,omitempty"`
+	// Step and Output name a sibling step's output (ValueStepOutput).
+	Step   string `json:"step,omitempty"`
+	Output string `json:"output,omitempty"`
+	// Input names the enclosing pipeline's input (ValueParentInput).
+	Input string `json:"input,omitempty"`
+}
+
+// Data is a data location.
+type Data struct {
+	Type string `json:"type"`
+	// Path is a URI (azureml://datastores/<ds>/paths/<p>, file://...) or an
+	// absolute local path.
+	Path string `json:"path"`
+	Mode string `json:"mode,omitempty"`
+}
+
+// Output is an output declaration.
+type Output struct {
+	Name string `json:"name"`
+	Type string `json:"type"`
+	Mode string `json:"mode,omitempty"`
+	// Path is where the output goes, as a template that may hold ${{name}}
+	// (the run's id) and ${{default_datastore}}; "" means the default
+	// location azureml://datastores/<default>/paths/azureml/<run>/<step path>/<output>/.
+	Path string `json:"path,omitempty"`
+	// Parent names the enclosing pipeline's output this step output is
+	// bound to, "" for none.
+	Parent string `json:"parent,omitempty"`
+	// Step and StepOutput, on a pipeline's own outputs, name the step
+	// output that produces it.
+	Step       string `json:"step,omitempty"`
+	StepOutput string `json:"step_output,omitempty"`
+	Pos        Pos    `json:"pos"`
+}
+
+// ArtifactsOutput is the reserved output every step has: its working folder,
+// which holds ./outputs and ./logs.
+const ArtifactsOutput = "artifacts"
+
+// Pos is a position in a source file.
+type Pos struct {
+	File string `json:"file,omitempty"`
+	Line int    `json:"line,omitempty"`
+	Col  int    `json:"col,omitempty"`
+}
+
+// DatastoreURI returns the URI of a path inside a datastore.
+func DatastoreURI(datastore, path string) string {
+	return "azureml://datastores/" + datastore + "/paths/" + path
+}
+
+// DefaultOutputURI is where a step output without a path goes: a folder
+// azureml/<run>/<step path>/<output>/ in the datastore.
+func DefaultOutputURI(datastore, runID, stepPath, output string) string {
+	return DatastoreURI(datastore, "azureml/"+runID+"/"+stepPath+"/"+output+"/")
+}

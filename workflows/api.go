@@ -1,0 +1,83 @@
+package workflows
+
+import (
+	"time"
+
+	"github.com/porch-pipelines/porch/compiler/plan"
+)
+
+// Workflow type names, registered explicitly so renaming a Go function never
+// breaks a running history.
+const (
+	PipelineName    = "Pipeline"
+	CommandStepName = "CommandStep"
+)
+
+// StepsQuery is the query that returns every step's StepState.
+const StepsQuery = "steps"
+
+// Search attributes porch sets; the embedded server registers them, a real
+// cluster needs them registered once (porch prints the command).
+const (
+	AttrRun        = "PorchRun"        // root run id, on the run and every step
+	AttrPipeline   = "PorchPipeline"   // pipeline name
+	AttrExperiment = "PorchExperiment" // experiment name
+	AttrStep       = "PorchStep"       // step path, on step workflows
+	AttrStepType   = "PorchStepType"   // command, pipeline, ...
+	AttrCompute    = "PorchCompute"    // compute name, "" omitted
+)
+
+// Memo keys on the root run.
+const (
+	MemoSource = "source" // the pipeline YAML as submitted
+	MemoPlan   = "plan"   // a one-line-per-step summary
+)
+
+// PipelineInput starts a DAG workflow: the root run or a nested pipeline step.
+type PipelineInput struct {
+	// RunID is the root run's workflow id.
+	RunID    string        `json:"run_id"`
+	Settings plan.Settings `json:"settings"`
+	// Prefix is the path of the pipeline step this DAG is ("" for the root).
+	Prefix   string        `json:"prefix,omitempty"`
+	Pipeline plan.Pipeline `json:"pipeline"`
+	// Inputs are the pipeline's inputs with resolved values.
+	Inputs []plan.Input `json:"inputs,omitempty"`
+}
+
+// PipelineResult is a finished DAG's outputs.
+type PipelineResult struct {
+	Outputs []OutputLocation `json:"outputs,omitempty"`
+}
+
+// OutputLocation says where an output landed.
+type OutputLocation struct {
+	Name string `json:"name"`
+	URI  string `json:"uri"`
+}
+
+// StepStatus is a step's lifecycle state.
+type StepStatus string
+
+// Step states.
+const (
+	StatusWaiting   StepStatus = "waiting"
+	StatusRunning   StepStatus = "running"
+	StatusSucceeded StepStatus = "succeeded"
+	StatusFailed    StepStatus = "failed"
+	StatusSkipped   StepStatus = "skipped"
+	StatusCanceled  StepStatus = "canceled"
+)
+
+// StepState is one step as the steps query reports it.
+type StepState struct {
+	Path       string           `json:"path"`
+	Type       plan.StepType    `json:"type"`
+	Status     StepStatus       `json:"status"`
+	WorkflowID string           `json:"workflow_id,omitempty"`
+	Attempt    int32            `json:"attempt,omitempty"`
+	Started    time.Time        `json:"started,omitempty"`
+	Ended      time.Time        `json:"ended,omitempty"`
+	Outputs    []OutputLocation `json:"outputs,omitempty"`
+	Error      string           `json:"error,omitempty"`
+}
