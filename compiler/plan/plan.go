@@ -8,6 +8,8 @@
 // runs on the worker.
 package plan
 
+import "sort"
+
 // Version is the plan format version. A workflow refuses a plan whose version
 // it does not know.
 const Version = 1
@@ -224,4 +226,27 @@ func DatastoreURI(datastore, path string) string {
 // azureml/<run>/<step path>/<output>/ in the datastore.
 func DefaultOutputURI(datastore, runID, stepPath, output string) string {
 	return DatastoreURI(datastore, "azureml/"+runID+"/"+stepPath+"/"+output+"/")
+}
+
+// Computes returns the computes the plan's command steps run on, nested
+// pipelines included, sorted, without duplicates; "" is the default queue.
+func (p *Plan) Computes() []string {
+	seen := map[string]bool{}
+	var walk func(pl Pipeline)
+	walk = func(pl Pipeline) {
+		for _, s := range pl.Steps {
+			if s.Pipeline != nil {
+				walk(*s.Pipeline)
+				continue
+			}
+			seen[s.Compute] = true
+		}
+	}
+	walk(p.Pipeline)
+	out := make([]string, 0, len(seen))
+	for c := range seen {
+		out = append(out, c)
+	}
+	sort.Strings(out)
+	return out
 }
