@@ -49,6 +49,16 @@ type OutputLocation struct {
 // non-zero. Its details are one CommandFailure.
 const CommandFailedType = "CommandFailed"
 
+// CommandTimedOutType is the application error type of a command stopped
+// because it ran longer than its limits.timeout. Its details are one
+// CommandFailure.
+const CommandTimedOutType = "CommandTimedOut"
+
+// InvalidStepType is the application error type of a step that cannot run as
+// written (a missing input, a bad path, an unknown distribution): a user's
+// mistake, never retried. The message says what to fix.
+const InvalidStepType = "InvalidStep"
+
 // CommandFailure details a failed command.
 type CommandFailure struct {
 	ExitCode int `json:"exit_code"`

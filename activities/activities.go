@@ -1,0 +1,154 @@
+// Package activities does a porch worker's I/O: it runs command steps as
+// real processes on the worker's host, in real folders.
+//
+// A step's files follow Azure ML's layout, under the porch home:
+//
+//	<home>/datastores/<ds>/azureml/<run>/<step>/artifacts/   the step's artifacts (outputs/, logs/, user_logs/)
+//	<home>/datastores/<ds>/azureml/<run>/<step>/<output>/    a default output location
+//	<home>/work/<run>/<step>/                                the working folder the command runs in
+//
+// A user's mistake (a missing input, a bad path, a command that exits
+// non-zero) is a non-retryable application error whose message says what to
+// fix; a failure of the host (disk, copy) is retryable.
+package activities
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/worker"
+)
+
+// Activities holds what porch's activities need on a worker.
+type Activities struct {
+	// Home is the porch home folder (the CLI resolves PORCH_HOME or
+	// ~/.porch); datastores and working folders live under it.
+	Home string
+	// HeartbeatInterval is how often a running command heartbeats; 0 means
+	// 5 seconds.
+	HeartbeatInterval time.Duration
+	// KillGrace is how long a stopped command may take to exit after
+	// SIGTERM before porch sends SIGKILL; 0 means 5 seconds.
+	KillGrace time.Duration
+}
+
+// Register registers the activities under their explicit names.
+func (a *Activities) Register(r worker.ActivityRegistry) {
+	r.RegisterActivityWithOptions(a.RunCommand, activity.RegisterOptions{Name: RunCommandName})
+}
+
+func (a *Activities) heartbeatInterval() time.Duration {
+	if a.HeartbeatInterval > 0 {
+		return a.HeartbeatInterval
+	}
+	return 5 * time.Second
+}
+
+func (a *Activities) killGrace() time.Duration {
+	if a.KillGrace > 0 {
+		return a.KillGrace
+	}
+	return 5 * time.Second
+}
+
+// invalidStep is a user's mistake: never retried, the message says what to
+// fix.
+func invalidStep(format string, args ...any) error {
+	return temporal.NewNonRetryableApplicationError(fmt.Sprintf(format, args...), InvalidStepType, nil)
+}
+
+// RunCommand runs one command step on this host: it prepares the step's
+// folders, renders the command with the step's inputs and outputs, runs it
+// (once, or once per process of a distribution) and reports where the
+// outputs landed. The command's output goes to the artifacts folder's
+// user_logs/. Cancelling ctx stops every process of the step.
+func (a *Activities) RunCommand(ctx context.Context, in RunCommandInput) (RunCommandResult, error) {
+	if a.Home == "" {
+		return RunCommandResult{}, temporal.NewNonRetryableApplicationError(
+			"the worker has no porch home folder: set PORCH_HOME or Activities.Home", "WorkerMisconfigured", nil)
+	}
+	f, err := a.prepareFolders(in)
+	if err != nil {
+		return RunCommandResult{}, err
+	}
+	b, err := a.bind(in, f)
+	if err != nil {
+		return RunCommandResult{}, err
+	}
+	line, err := b.render(in)
+	if err != nil {
+		return RunCommandResult{}, err
+	}
+	procs, notes, err := distribute(in)
+	if err != nil {
+		return RunCommandResult{}, err
+	}
+	attempt := int32(1)
+	if activity.IsActivity(ctx) {
+		attempt = activity.GetInfo(ctx).Attempt
+	}
+	r := stepRun{in: in, folders: f, attempt: attempt}
+	specs, err := r.specs(line, b.env(in), procs, notes)
+	if err != nil {
+		return RunCommandResult{}, err
+	}
+	runCtx, cancel := limitContext(ctx, in.Command.TimeoutSeconds)
+	defer cancel()
+	stopBeats := a.heartbeat(ctx, specs)
+	out := runAll(runCtx, specs, a.killGrace())
+	stopBeats()
+	if err := r.outcome(ctx, runCtx, procs, specs, out); err != nil {
+		return RunCommandResult{}, err
+	}
+	return RunCommandResult{WorkDir: f.work, LogDir: f.artifacts, Outputs: b.outputs, Attempt: attempt}, nil
+}
+
+// limitContext enforces the step's limits.timeout, when it has one.
+func limitContext(ctx context.Context, seconds int) (context.Context, context.CancelFunc) {
+	if seconds <= 0 {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeout(ctx, time.Duration(seconds)*time.Second)
+}
+
+// heartbeat records a heartbeat every interval until the returned function
+// is called. The details are the bytes logged so far.
+func (a *Activities) heartbeat(ctx context.Context, specs []procSpec) (stop func()) {
+	if !activity.IsActivity(ctx) {
+		return func() {}
+	}
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		tick := time.NewTicker(a.heartbeatInterval())
+		defer tick.Stop()
+		for {
+			select {
+			case <-tick.C:
+				activity.RecordHeartbeat(ctx, loggedBytes(specs))
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-finished
+	}
+}
+
+// loggedBytes is the size of the step's process logs.
+func loggedBytes(specs []procSpec) int64 {
+	var n int64
+	for _, s := range specs {
+		if info, err := os.Stat(s.log); err == nil {
+			n += info.Size()
+		}
+	}
+	return n
+}

@@ -1,0 +1,170 @@
+package activities
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/porch-pipelines/porch/compiler/plan"
+)
+
+// bindings are a step's inputs and outputs as the command sees them.
+type bindings struct {
+	// inputs holds the set inputs: a literal as written or a local path.
+	inputs map[string]string
+	// outputs are the outputs' locations in declaration order, artifacts
+	// included (last when not declared).
+	outputs []OutputLocation
+}
+
+func (b bindings) output(name string) (string, bool) {
+	for _, o := range b.outputs {
+		if o.Name == name {
+			return o.Path, true
+		}
+	}
+	return "", false
+}
+
+// bind resolves the step's inputs to literals and local paths, and its
+// outputs to local paths, creating the outputs' folders.
+func (a *Activities) bind(in RunCommandInput, f stepFolders) (bindings, error) {
+	b := bindings{inputs: map[string]string{}}
+	for _, inp := range in.Inputs {
+		v, set, err := a.inputValue(in.StepPath, inp)
+		if err != nil {
+			return b, err
+		}
+		if set {
+			b.inputs[inp.Name] = v
+		}
+	}
+	artifactsDeclared := false
+	for _, out := range in.Outputs {
+		if out.Name == plan.ArtifactsOutput {
+			artifactsDeclared = true
+			b.outputs = append(b.outputs, OutputLocation{Name: out.Name, URI: f.artifactsURI, Path: f.artifacts})
+			continue
+		}
+		loc, err := a.outputLocation(in, out)
+		if err != nil {
+			return b, err
+		}
+		b.outputs = append(b.outputs, loc)
+	}
+	if !artifactsDeclared {
+		b.outputs = append(b.outputs, OutputLocation{Name: plan.ArtifactsOutput, URI: f.artifactsURI, Path: f.artifacts})
+	}
+	return b, nil
+}
+
+// inputValue is what one input renders as, and whether it is set.
+func (a *Activities) inputValue(step string, inp plan.Input) (string, bool, error) {
+	switch inp.Value.Kind {
+	case plan.ValueLiteral:
+		return inp.Value.Literal, true, nil
+	case plan.ValueNone:
+		return "", false, nil
+	case plan.ValueData:
+		if inp.Value.Data == nil {
+			return "", false, invalidStep("step %q: input %q is data without a path: give the input a path", step, inp.Name)
+		}
+		uri := inp.Value.Data.Path
+		p, err := LocalPath(a.Home, uri)
+		if err != nil {
+			return "", false, invalidStep("step %q: input %q: %v", step, inp.Name, err)
+		}
+		_, err = os.Stat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			return "", false, invalidStep("step %q: input %q: %s does not exist on this worker (%s): create it, or fix the input's path", step, inp.Name, uri, p)
+		}
+		if err != nil {
+			return "", false, fmt.Errorf("step %q: input %q: %w", step, inp.Name, err)
+		}
+		return p, true, nil
+	}
+	return "", false, invalidStep("step %q: input %q has an unresolved value of kind %q: the workflow must resolve it to a literal, data or none", step, inp.Name, inp.Value.Kind)
+}
+
+// outputLocation maps one output to its local path and creates its folder
+// (for uri_file, the file's folder).
+func (a *Activities) outputLocation(in RunCommandInput, out plan.Output) (OutputLocation, error) {
+	uri := out.Path
+	if uri == "" {
+		uri = plan.DefaultOutputURI(datastoreOf(in), in.RunID, in.StepPath, out.Name)
+	}
+	if strings.Contains(uri, "${{") {
+		return OutputLocation{}, invalidStep("step %q: output %q has an unresolved path %q: the workflow must substitute ${{...}}", in.StepPath, out.Name, uri)
+	}
+	p, err := LocalPath(a.Home, uri)
+	if err != nil {
+		return OutputLocation{}, invalidStep("step %q: output %q: %v", in.StepPath, out.Name, err)
+	}
+	dir := p
+	if out.Type == "uri_file" {
+		dir = filepath.Dir(p)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return OutputLocation{}, fmt.Errorf("step %q: create folder of output %q: %w", in.StepPath, out.Name, err)
+	}
+	return OutputLocation{Name: out.Name, URI: uri, Path: p}, nil
+}
+
+// render renders the step's command line.
+func (b bindings) render(in RunCommandInput) (string, error) {
+	t := in.Command.Template
+	if len(t.Parts) == 0 && strings.TrimSpace(t.Source) != "" {
+		if strings.Contains(t.Source, "${{") || strings.Contains(t.Source, "$[[") {
+			return "", invalidStep("step %q: the command was not compiled (no template parts): recompile the pipeline", in.StepPath)
+		}
+		return t.Source, nil
+	}
+	line := t.Render(func(r plan.Ref) (string, bool) {
+		switch r.Kind {
+		case plan.RefInput:
+			v, ok := b.inputs[r.Name]
+			return v, ok
+		case plan.RefOutput:
+			return b.output(r.Name)
+		case plan.RefName:
+			return in.RunID, true
+		case plan.RefDefaultDatastore:
+			return datastoreOf(in), true
+		}
+		return "", false
+	})
+	if strings.TrimSpace(line) == "" {
+		return "", invalidStep("step %q has an empty command: give the step a command", in.StepPath)
+	}
+	return line, nil
+}
+
+// env is the command's environment: the worker's, then the step's
+// environment_variables, then the variables Azure ML sets.
+func (b bindings) env(in RunCommandInput) []string {
+	env := os.Environ()
+	keys := make([]string, 0, len(in.Command.EnvironmentVariables))
+	for k := range in.Command.EnvironmentVariables {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		env = append(env, k+"="+in.Command.EnvironmentVariables[k])
+	}
+	env = append(env, "AZUREML_RUN_ID="+in.RunID, "PORCH_STEP="+in.StepPath)
+	for _, inp := range in.Inputs {
+		if v, ok := b.inputs[inp.Name]; ok {
+			env = append(env, "AZURE_ML_INPUT_"+inp.Name+"="+v)
+		}
+	}
+	for _, out := range in.Outputs {
+		if p, ok := b.output(out.Name); ok {
+			env = append(env, "AZURE_ML_OUTPUT_"+out.Name+"="+p)
+		}
+	}
+	return env
+}

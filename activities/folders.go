@@ -1,0 +1,198 @@
+package activities
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/porch-pipelines/porch/compiler/plan"
+)
+
+// stepFolders are one step's folders on this worker.
+type stepFolders struct {
+	// artifactsURI and artifacts are the step's artifacts folder A: it holds
+	// outputs/, logs/ and user_logs/ (Azure's layout of a job's artifacts).
+	artifactsURI string
+	artifacts    string
+	// work is the working folder W the command runs in: the code, and
+	// symlinks outputs -> A/outputs and logs -> A/logs.
+	work string
+}
+
+func (f stepFolders) userLogs() string { return filepath.Join(f.artifacts, "user_logs") }
+
+// checkName refuses a run id or step path that would name a folder outside
+// the porch home.
+func checkName(what, name string) error {
+	if name == "" {
+		return invalidStep("the step has no %s: the workflow must pass one", what)
+	}
+	if strings.HasPrefix(name, "/") || strings.Contains(name, "\\") {
+		return invalidStep("%s %q is not a relative name: use letters, digits, '-', '_' and '/' between segments", what, name)
+	}
+	for _, seg := range strings.Split(name, "/") {
+		if seg == "" || seg == "." || seg == ".." {
+			return invalidStep("%s %q has an empty, \".\" or \"..\" segment: use letters, digits, '-', '_' and '/' between segments", what, name)
+		}
+	}
+	return nil
+}
+
+// prepareFolders creates a fresh artifacts folder and working folder for the
+// step, removing what an earlier attempt left, and copies the code in.
+func (a *Activities) prepareFolders(in RunCommandInput) (stepFolders, error) {
+	if err := checkName("run id", in.RunID); err != nil {
+		return stepFolders{}, err
+	}
+	if err := checkName("step path", in.StepPath); err != nil {
+		return stepFolders{}, err
+	}
+	var f stepFolders
+	f.artifactsURI = StepArtifactsURI(datastoreOf(in), in.RunID, in.StepPath)
+	dir, err := LocalPath(a.Home, f.artifactsURI)
+	if err != nil {
+		return f, invalidStep("step %q: %v", in.StepPath, err)
+	}
+	f.artifacts = dir
+	f.work = filepath.Join(a.Home, "work", in.RunID, filepath.FromSlash(in.StepPath))
+	// A retried attempt starts from scratch, as a new Azure ML attempt does:
+	// stale outputs or logs would be mistaken for this attempt's.
+	for _, d := range []string{f.artifacts, f.work} {
+		if err := os.RemoveAll(d); err != nil {
+			return f, fmt.Errorf("remove stale folder of an earlier attempt: %w", err)
+		}
+	}
+	for _, d := range []string{"outputs", "logs", "user_logs"} {
+		if err := os.MkdirAll(filepath.Join(f.artifacts, d), 0o755); err != nil {
+			return f, fmt.Errorf("create artifacts folder: %w", err)
+		}
+	}
+	if err := os.MkdirAll(f.work, 0o755); err != nil {
+		return f, fmt.Errorf("create working folder: %w", err)
+	}
+	if err := copyCode(in.Command.Code, f); err != nil {
+		return f, err
+	}
+	for _, d := range []string{"outputs", "logs"} {
+		if err := os.Symlink(filepath.Join(f.artifacts, d), filepath.Join(f.work, d)); err != nil {
+			return f, fmt.Errorf("link working folder to artifacts: %w", err)
+		}
+	}
+	return f, nil
+}
+
+// datastoreOf is the step's default datastore, plan.DefaultDatastore when
+// the workflow passed none.
+func datastoreOf(in RunCommandInput) string {
+	if in.DefaultDatastore == "" {
+		return plan.DefaultDatastore
+	}
+	return in.DefaultDatastore
+}
+
+// copyCode copies the step's code (a folder's contents or a single file) into
+// the working folder. Top-level outputs/ and logs/ folders of the code go
+// into the artifacts folder, where the working folder's links point.
+func copyCode(code string, f stepFolders) error {
+	if code == "" {
+		return nil
+	}
+	if !filepath.IsAbs(code) {
+		return invalidStep("code %q is not an absolute path: the compiler makes code paths absolute; recompile the pipeline", code)
+	}
+	info, err := os.Stat(code)
+	if errors.Is(err, fs.ErrNotExist) {
+		return invalidStep("code %q does not exist on this worker: restore it or fix the step's code: path", code)
+	}
+	if err != nil {
+		return fmt.Errorf("read code %q: %w", code, err)
+	}
+	if !info.IsDir() {
+		return copyTree(code, filepath.Join(f.work, filepath.Base(code)))
+	}
+	entries, err := os.ReadDir(code)
+	if err != nil {
+		return fmt.Errorf("read code %q: %w", code, err)
+	}
+	for _, e := range entries {
+		dst := filepath.Join(f.work, e.Name())
+		if e.IsDir() && (e.Name() == "outputs" || e.Name() == "logs") {
+			dst = filepath.Join(f.artifacts, e.Name())
+		}
+		if err := copyTree(filepath.Join(code, e.Name()), dst); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// copyTree copies a file, symlink or folder to dst, keeping permissions.
+// Sockets, devices and pipes are skipped.
+func copyTree(src, dst string) error {
+	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return fmt.Errorf("copy code: %w", err)
+		}
+		rel, err := filepath.Rel(src, p)
+		if err != nil {
+			return fmt.Errorf("copy code: %w", err)
+		}
+		target := filepath.Join(dst, rel)
+		switch {
+		case d.IsDir():
+			return mkdirLike(p, target)
+		case d.Type()&fs.ModeSymlink != 0:
+			link, err := os.Readlink(p)
+			if err != nil {
+				return fmt.Errorf("copy code: %w", err)
+			}
+			if err := os.Symlink(link, target); err != nil {
+				return fmt.Errorf("copy code: %w", err)
+			}
+			return nil
+		case d.Type().IsRegular():
+			return copyFile(p, target)
+		}
+		return nil
+	})
+}
+
+func mkdirLike(src, dst string) error {
+	info, err := os.Stat(src)
+	if err != nil {
+		return fmt.Errorf("copy code: %w", err)
+	}
+	if err := os.MkdirAll(dst, info.Mode().Perm()|0o700); err != nil {
+		return fmt.Errorf("copy code: %w", err)
+	}
+	return nil
+}
+
+func copyFile(src, dst string) (err error) {
+	in, err := os.Open(src)
+	if err != nil {
+		return fmt.Errorf("copy code: %w", err)
+	}
+	defer in.Close()
+	info, err := in.Stat()
+	if err != nil {
+		return fmt.Errorf("copy code: %w", err)
+	}
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, info.Mode().Perm()|0o600)
+	if err != nil {
+		return fmt.Errorf("copy code: %w", err)
+	}
+	defer func() {
+		if cerr := out.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("copy code: %w", cerr)
+		}
+	}()
+	if _, err := io.Copy(out, in); err != nil {
+		return fmt.Errorf("copy code: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,241 @@
+package activities
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// procSpec is one process of a step: a shell command line run in its own
+// process group.
+type procSpec struct {
+	line string
+	dir  string
+	env  []string
+	// log receives the header lines, then stdout and stderr as they come.
+	log    string
+	header []string
+}
+
+// procResult is how one process ended.
+type procResult struct {
+	state *os.ProcessState
+	// tail is the last tailLines lines of stderr.
+	tail []string
+	// leftovers counts the processes still in the group after its leader
+	// exited; porch stopped them.
+	leftovers int
+}
+
+// runProcess runs one process to its end. When ctx is done it stops the
+// whole process group (SIGTERM, then SIGKILL after grace) and still waits for
+// it, so nothing outlives the call. An error means the process could not be
+// run at all; how it ended is in the result.
+func runProcess(ctx context.Context, spec procSpec, grace time.Duration) (procResult, error) {
+	var res procResult
+	logf, err := os.OpenFile(spec.log, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return res, fmt.Errorf("open step log: %w", err)
+	}
+	defer logf.Close()
+	if err := writeLines(logf, spec.header); err != nil {
+		return res, fmt.Errorf("write step log: %w", err)
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return res, fmt.Errorf("create stderr pipe: %w", err)
+	}
+	defer pr.Close()
+	cmd := exec.Command("/bin/sh", "-c", spec.line)
+	cmd.Dir, cmd.Env = spec.dir, spec.env
+	// Files, not writers: the child writes stdout straight to the log, and
+	// Wait does not wait for background children holding the pipe.
+	cmd.Stdout, cmd.Stderr = logf, pw
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	err = cmd.Start()
+	pw.Close()
+	if err != nil {
+		return res, fmt.Errorf("start /bin/sh: %w", err)
+	}
+	tail := newTailBuffer(tailLines, maxTailLine)
+	pumped := make(chan struct{})
+	go func() {
+		pump(pr, logf, tail)
+		close(pumped)
+	}()
+	pid := cmd.Process.Pid
+	exited := make(chan struct{})
+	go func() {
+		waitExited(pid)
+		close(exited)
+	}()
+	select {
+	case <-exited:
+	case <-ctx.Done():
+		terminate(pid, exited, grace)
+	}
+	// The leader is a zombie until Wait reaps it, so its process group id
+	// cannot be reused while porch signals the group.
+	res.leftovers = stopLeftovers(pid, grace)
+	_ = cmd.Wait() // the exit status is in cmd.ProcessState
+	// A process that left the group (setsid) may hold stderr open for ever.
+	select {
+	case <-pumped:
+	case <-time.After(grace):
+		pr.Close()
+		<-pumped
+	}
+	res.state, res.tail = cmd.ProcessState, tail.lines()
+	if res.state == nil {
+		return res, errors.New("wait for /bin/sh: no exit status")
+	}
+	return res, nil
+}
+
+func writeLines(w io.Writer, lines []string) error {
+	if len(lines) == 0 {
+		return nil
+	}
+	_, err := io.WriteString(w, strings.Join(lines, "\n")+"\n")
+	return err
+}
+
+// pump copies stderr to the log as it comes and keeps its tail. It drains
+// the pipe even when the log cannot be written, so the child never blocks.
+func pump(r io.Reader, log io.Writer, tail *tailBuffer) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := r.Read(buf)
+		if n > 0 {
+			_, _ = log.Write(buf[:n])
+			tail.feed(buf[:n])
+		}
+		if err != nil {
+			break
+		}
+	}
+	tail.flush()
+}
+
+// waitExited blocks until process pid has exited, without reaping it.
+func waitExited(pid int) {
+	for {
+		var info unix.Siginfo
+		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if err != unix.EINTR {
+			return
+		}
+	}
+}
+
+// terminate stops a running process group: SIGTERM, then SIGKILL when the
+// leader has not exited after grace. It returns once the leader has exited.
+func terminate(pgid int, exited <-chan struct{}, grace time.Duration) {
+	_ = syscall.Kill(-pgid, syscall.SIGTERM)
+	timer := time.NewTimer(grace)
+	defer timer.Stop()
+	select {
+	case <-exited:
+	case <-timer.C:
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		<-exited
+	}
+}
+
+// stopLeftovers stops what is left of a process group whose leader pgid has
+// exited (background children): SIGTERM, then SIGKILL after grace. It
+// returns how many processes were left.
+func stopLeftovers(pgid int, grace time.Duration) int {
+	left := groupMembers(pgid)
+	if left == 0 {
+		return 0
+	}
+	_ = syscall.Kill(-pgid, syscall.SIGTERM)
+	if waitGroupGone(pgid, grace) {
+		return left
+	}
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	// SIGKILL cannot be caught; only a process stuck in the kernel outlives
+	// this wait.
+	waitGroupGone(pgid, grace)
+	return left
+}
+
+// waitGroupGone polls until the group has no live member but its leader.
+func waitGroupGone(pgid int, limit time.Duration) bool {
+	deadline := time.Now().Add(limit)
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for groupMembers(pgid) > 0 {
+		if time.Now().After(deadline) {
+			return false
+		}
+		<-tick.C
+	}
+	return true
+}
+
+// groupMembers counts the live processes of group pgid other than the
+// leader, with one scan of /proc. Zombies do not count: they are dead, and
+// a host's init may be slow to reap them.
+func groupMembers(pgid int) int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == pgid {
+			continue
+		}
+		state, pgrp, ok := procStat(pid)
+		if ok && pgrp == pgid && state != 'Z' && state != 'X' {
+			n++
+		}
+	}
+	return n
+}
+
+// procStat reads a process's state and process group from /proc/<pid>/stat.
+func procStat(pid int) (state byte, pgrp int, ok bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, 0, false
+	}
+	// The command name is in parentheses and may hold spaces or ")".
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, 0, false
+	}
+	fields := strings.Fields(string(b[i+1:]))
+	if len(fields) < 3 || len(fields[0]) != 1 {
+		return 0, 0, false
+	}
+	pgrp, err = strconv.Atoi(fields[2])
+	if err != nil {
+		return 0, 0, false
+	}
+	return fields[0][0], pgrp, true
+}
+
+// exitDescription says how a process ended, with a shell-style exit code
+// (128+n for a signal).
+func exitDescription(st *os.ProcessState) (code int, desc string) {
+	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		sig := ws.Signal()
+		return 128 + int(sig), fmt.Sprintf("command was killed by signal %s (%v)", unix.SignalName(sig), sig)
+	}
+	code = st.ExitCode()
+	return code, fmt.Sprintf("command exited with code %d", code)
+}

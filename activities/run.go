@@ -1,0 +1,168 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+)
+
+// stepRun is one attempt of a command step.
+type stepRun struct {
+	in      RunCommandInput
+	folders stepFolders
+	attempt int32
+}
+
+// mainLog is the step's std_log.txt.
+func (r stepRun) mainLog() string { return filepath.Join(r.folders.userLogs(), "std_log.txt") }
+
+// processLog is the log of process i of a distributed step (Azure's naming).
+func (r stepRun) processLog(i int) string {
+	return filepath.Join(r.folders.userLogs(), "std_log_process_"+strconv.Itoa(i)+".txt")
+}
+
+// header is the first lines of the step's log: what porch runs, and where.
+func (r stepRun) header(line string, notes []string) []string {
+	host, err := os.Hostname()
+	if err != nil {
+		host = "unknown"
+	}
+	lines := []string{fmt.Sprintf("porch: step %q of run %q, attempt %d, on host %q", r.in.StepPath, r.in.RunID, r.attempt, host)}
+	if env := r.in.Command.Environment; env != "" {
+		lines = append(lines, fmt.Sprintf("porch: porch does not provision environments: %q is not set up; the step runs on this worker's host with what is installed there, and nothing is downloaded", env))
+	}
+	lines = append(lines, notes...)
+	return append(lines, "porch: working folder "+r.folders.work, "porch: command: "+line)
+}
+
+// specs are the step's processes. A distributed step's std_log.txt says what
+// runs and each process logs to its own file.
+func (r stepRun) specs(line string, env []string, procs []process, notes []string) ([]procSpec, error) {
+	header := r.header(line, notes)
+	if len(procs) == 1 {
+		return []procSpec{{line: line, dir: r.folders.work, env: slices.Concat(env, procs[0].env), log: r.mainLog(), header: header}}, nil
+	}
+	header = append(header, "porch: process <i> logs to user_logs/std_log_process_<i>.txt")
+	if err := appendLog(r.mainLog(), header...); err != nil {
+		return nil, fmt.Errorf("write step log: %w", err)
+	}
+	specs := make([]procSpec, len(procs))
+	for i, p := range procs {
+		specs[i] = procSpec{
+			line: line,
+			dir:  r.folders.work,
+			env:  slices.Concat(env, p.env),
+			log:  r.processLog(i),
+			header: []string{
+				fmt.Sprintf("porch: step %q process %d of %d (%s): %s", r.in.StepPath, i, len(procs), p.label, strings.Join(p.env, " ")),
+				"porch: command: " + line,
+			},
+		}
+	}
+	return specs, nil
+}
+
+// appendLog adds lines to a log file.
+func appendLog(path string, lines ...string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	if err := writeLines(f, lines); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// runOutcome is how a step's processes ended.
+type runOutcome struct {
+	results []procResult
+	errs    []error
+	// failed is the first process that failed or could not run, -1 for none.
+	failed int
+}
+
+// runAll runs the processes at once. The first to fail stops the others.
+func runAll(ctx context.Context, specs []procSpec, grace time.Duration) runOutcome {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	out := runOutcome{results: make([]procResult, len(specs)), errs: make([]error, len(specs)), failed: -1}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for i := range specs {
+		wg.Go(func() {
+			res, err := runProcess(ctx, specs[i], grace)
+			mu.Lock()
+			out.results[i], out.errs[i] = res, err
+			first := (err != nil || !res.state.Success()) && out.failed < 0
+			if first {
+				out.failed = i
+			}
+			mu.Unlock()
+			if first {
+				cancel()
+			}
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+// outcome turns how the processes ended into the activity's error, and
+// ends the step's log with it. nil means every process succeeded.
+func (r stepRun) outcome(ctx, runCtx context.Context, procs []process, specs []procSpec, out runOutcome) error {
+	for i, res := range out.results {
+		if res.leftovers > 0 {
+			_ = appendLog(specs[i].log, fmt.Sprintf("porch: stopped %d background processes the command left running", res.leftovers))
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		_ = appendLog(r.mainLog(), fmt.Sprintf("porch: the step was stopped (%v): porch stopped its processes", err))
+		return err
+	}
+	for i, err := range out.errs {
+		if err != nil {
+			return fmt.Errorf("step %q, %s: %w", r.in.StepPath, describe(procs, i), err)
+		}
+	}
+	timedOut := errors.Is(runCtx.Err(), context.DeadlineExceeded)
+	if out.failed < 0 && !timedOut {
+		return nil
+	}
+	i := max(out.failed, 0)
+	res := out.results[i]
+	code, desc := exitDescription(res.state)
+	errType := CommandFailedType
+	if timedOut {
+		errType = CommandTimedOutType
+		desc = fmt.Sprintf("command ran longer than its limits.timeout of %ds and was stopped: raise limits.timeout or make the command faster", r.in.Command.TimeoutSeconds)
+	}
+	if len(specs) > 1 {
+		desc = fmt.Sprintf("process %d (%s): %s; porch stopped the other processes", i, procs[i].label, desc)
+	}
+	_ = appendLog(r.mainLog(), "porch: "+desc)
+	msg := desc
+	if len(res.tail) > 0 {
+		msg += "\n" + strings.Join(res.tail, "\n")
+	}
+	return temporal.NewNonRetryableApplicationError(msg, errType, nil,
+		CommandFailure{ExitCode: code, StderrTail: res.tail, LogFile: specs[i].log})
+}
+
+// describe names process i for messages.
+func describe(procs []process, i int) string {
+	if len(procs) == 1 {
+		return "command"
+	}
+	return fmt.Sprintf("process %d (%s)", i, procs[i].label)
+}
