@@ -1,0 +1,246 @@
+package compiler
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/porch-pipelines/porch/compiler/plan"
+)
+
+// knownTypes are the input and output types porch understands.
+var knownTypes = []string{"string", "integer", "number", "boolean", "uri_file", "uri_folder", "mltable",
+	"custom_model", "mlflow_model", "triton_model"}
+
+// checker runs the check phase: references, types, required inputs.
+type checker struct {
+	diags
+	checkedComponents map[*componentAST]bool
+}
+
+func newChecker() *checker {
+	return &checker{checkedComponents: map[*componentAST]bool{}}
+}
+
+// checkPipeline checks a pipeline and, once each, the components it uses.
+func (c *checker) checkPipeline(pl *pipelineAST) {
+	if pl == nil || pl.checked {
+		return
+	}
+	pl.checked = true
+	for _, in := range pl.Inputs {
+		c.checkDecl(in, "pipeline input")
+		if in.Value != nil && in.Value.Ref != nil {
+			c.errorf(in.Value.Pos, "give the pipeline input a value; bindings belong in steps", "pipeline input %q cannot be a binding", in.Name)
+		}
+	}
+	steps := map[string]*stepAST{}
+	for _, s := range pl.Steps {
+		steps[s.Name] = s
+	}
+	for _, s := range pl.Steps {
+		c.checkComponent(s.Component)
+		c.checkStep(pl, steps, s)
+	}
+	c.checkPipelineOutputs(pl, steps)
+}
+
+// checkDecl checks an input declaration: a known type and a default that fits.
+func (c *checker) checkDecl(in *inputAST, what string) {
+	if in.Type != "" && !contains(knownTypes, in.Type) {
+		c.errorf(in.TypePos, withHint("use one of string, integer, number, boolean, uri_file, uri_folder, mltable, custom_model, mlflow_model",
+			suggest(in.Type, knownTypes)), "%s %q has unknown type %q", what, in.Name, in.Type)
+		return
+	}
+	for _, lit := range []*scalarAST{in.Default, valueLit(in.Value)} {
+		if lit == nil {
+			continue
+		}
+		if prob := literalProblem(in, lit.Value); prob != "" && isPrimitive(in.Type) {
+			c.errorf(lit.Pos, "change the value to fit the declaration", "%s %q: value %q %s", what, in.Name, lit.Value, prob)
+		}
+	}
+	if v := in.Value; v != nil && v.Path != nil {
+		c.checkDataPath(v.Path)
+	}
+}
+
+func valueLit(v *valueAST) *scalarAST {
+	if v == nil {
+		return nil
+	}
+	return v.Lit
+}
+
+// checkDataPath refuses data references porch cannot resolve offline.
+func (c *checker) checkDataPath(s *scalarAST) {
+	if remoteRef(s.Value) {
+		c.errorf(s.Pos, "porch resolves only local files and datastore, https and file URIs: use a local path (a later version adds a catalogue)",
+			"data %q is a workspace or registry reference that cannot be resolved offline", s.Value)
+	}
+}
+
+// checkComponent checks a component's own declarations and command once.
+func (c *checker) checkComponent(comp *componentAST) {
+	if comp == nil || c.checkedComponents[comp] {
+		return
+	}
+	c.checkedComponents[comp] = true
+	if comp.Type == plan.StepPipeline {
+		c.checkPipeline(comp.Pipeline)
+		return
+	}
+	if comp.Inline {
+		return
+	}
+	for _, in := range comp.Inputs {
+		c.checkDecl(in, "component input")
+	}
+	c.checkOutputDecls(comp.Outputs)
+	c.checkTemplate(comp.Command, comp.Inputs, comp.Outputs, "component")
+}
+
+func (c *checker) checkOutputDecls(outs []*outputAST) {
+	for _, o := range outs {
+		if o.Type != "" && !contains(knownTypes, o.Type) {
+			c.errorf(o.Pos, withHint("use uri_folder, uri_file, mltable, custom_model or mlflow_model", suggest(o.Type, knownTypes)),
+				"output %q has unknown type %q", o.Name, o.Type)
+		}
+	}
+}
+
+// checkTemplate checks a command's ${{inputs.x}} and ${{outputs.x}} against
+// the declarations.
+func (c *checker) checkTemplate(cmd commandAST, ins []*inputAST, outs []*outputAST, what string) {
+	if cmd.Command == nil {
+		return
+	}
+	inputs := map[string]*inputAST{}
+	for _, in := range ins {
+		inputs[in.Name] = in
+	}
+	outputs := map[string]bool{}
+	for _, o := range outs {
+		outputs[o.Name] = true
+	}
+	pos := cmd.Command.Pos
+	walkRefs(cmd.Template.Parts, false, func(r *plan.Ref, optional bool) {
+		switch r.Kind {
+		case plan.RefInput:
+			in, ok := inputs[r.Name]
+			switch {
+			case !ok:
+				c.errorf(pos, withHint(fmt.Sprintf("declare it under the %s's inputs:", what), suggest(r.Name, names(inputs))),
+					"command uses unknown input %q", r.Name)
+			case in.Optional && !optional:
+				c.warnf(pos, "wrap it in $[[ ]] so the part is dropped when the input is unset",
+					"optional input %q is used outside $[[ ]]", r.Name)
+			}
+		case plan.RefOutput:
+			if !outputs[r.Name] {
+				c.errorf(pos, withHint(fmt.Sprintf("declare it under the %s's outputs:", what), suggest(r.Name, names(outputs))),
+					"command uses unknown output %q", r.Name)
+			}
+		}
+	})
+}
+
+// walkRefs calls f for every reference of a template, saying whether it is
+// inside an optional group.
+func walkRefs(parts []plan.Part, optional bool, f func(*plan.Ref, bool)) {
+	for _, p := range parts {
+		if p.Ref != nil {
+			f(p.Ref, optional)
+		}
+		walkRefs(p.Optional, true, f)
+	}
+}
+
+// checkPipelineOutputs checks pipeline outputs bound at the pipeline level
+// and warns about outputs no step produces.
+func (c *checker) checkPipelineOutputs(pl *pipelineAST, steps map[string]*stepAST) {
+	bound := map[string]int{}
+	for _, s := range pl.Steps {
+		for _, o := range s.Outputs {
+			if o.Ref != nil && o.Ref.Kind == refParentOutput {
+				bound[o.Ref.Name]++
+			}
+		}
+	}
+	for _, o := range pl.Outputs {
+		if o.Ref != nil {
+			if o.Ref.Kind != refStepOutput {
+				c.errorf(o.Ref.Pos, "write ${{parent.jobs.<step>.outputs.<name>}}", "pipeline output %q must bind a step output", o.Name)
+				continue
+			}
+			c.checkStepOutputRef(steps, o.Ref, "")
+			bound[o.Name]++
+		}
+		switch n := bound[o.Name]; {
+		case n == 0 && pl.Component == nil:
+			c.warnf(o.Pos, "bind a step output to it with ${{parent.outputs."+o.Name+"}}", "pipeline output %q is not produced by any step", o.Name)
+		case n > 1:
+			c.errorf(o.Pos, "bind exactly one step output to it", "pipeline output %q is bound %d times", o.Name, n)
+		}
+	}
+}
+
+// checkStepOutputRef checks ${{parent.jobs.s.outputs.y}} and returns the
+// output's type ("" when unknown).
+func (c *checker) checkStepOutputRef(steps map[string]*stepAST, r *refAST, self string) string {
+	s, ok := steps[r.Step]
+	if !ok {
+		c.errorf(r.Pos, withHint("name a step under jobs:", suggest(r.Step, names(steps))), "%s refers to unknown step %q", r.Text, r.Step)
+		return ""
+	}
+	if r.Name == plan.ArtifactsOutput {
+		return "uri_folder"
+	}
+	outs := stepOutputTypes(s)
+	t, ok := outs[r.Name]
+	if !ok {
+		c.errorf(r.Pos, withHint(fmt.Sprintf("step %q has outputs %s", s.Name, list(names(outs))), suggest(r.Name, names(outs))),
+			"%s refers to unknown output %q of step %q", r.Text, r.Name, s.Name)
+	}
+	return t
+}
+
+// stepOutputTypes maps a step's outputs to their types.
+func stepOutputTypes(s *stepAST) map[string]string {
+	out := map[string]string{}
+	decls := s.Outputs
+	if !s.Component.Inline {
+		decls = s.Component.Outputs
+	}
+	for _, o := range decls {
+		out[o.Name] = orDefault(o.Type, "uri_folder")
+	}
+	for _, o := range s.Outputs {
+		if _, ok := out[o.Name]; ok && o.Type != "" {
+			out[o.Name] = o.Type
+		}
+	}
+	return out
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// list formats names for a message: "a", "b" or (none).
+func list(names []string) string {
+	if len(names) == 0 {
+		return "(none)"
+	}
+	sort.Strings(names)
+	s := ""
+	for i, n := range names {
+		if i > 0 {
+			s += ", "
+		}
+		s += fmt.Sprintf("%q", n)
+	}
+	return s
+}

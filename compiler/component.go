@@ -1,0 +1,120 @@
+package compiler
+
+import (
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/porch-pipelines/porch/compiler/plan"
+)
+
+// Keys of a command component.
+var (
+	componentKeys = []string{"$schema", "type", "name", "version", "display_name", "description", "tags",
+		"inputs", "outputs", "command", "code", "environment", "environment_variables", "resources",
+		"distribution", "limits", "is_deterministic"}
+	componentSilent = []string{"properties", "identity", "services", "creation_context", "id",
+		"additional_includes", "instance_count", "latest_version", "queue_settings"}
+)
+
+// remoteRef reports whether a component or data reference names an asset in
+// a workspace or registry rather than a local file.
+func remoteRef(ref string) bool {
+	if strings.HasPrefix(ref, "azureml://datastores/") {
+		return false
+	}
+	return strings.HasPrefix(ref, "azureml:")
+}
+
+// parseComponentRef loads the component a component: key names: a file
+// path (optionally file:-prefixed) or an inline mapping.
+func (p *parser) parseComponentRef(name string, e entry) *componentAST {
+	v := e.val
+	switch {
+	case isNull(v):
+		p.errorf(nodePos(name, e.key), "name a component file (./component.yml) or write the component inline", "component is empty")
+		return nil
+	case v.Kind == yaml.MappingNode:
+		return p.parseComponent(name, v)
+	case v.Kind != yaml.ScalarNode:
+		p.errorf(nodePos(name, v), "name a component file (./component.yml) or write the component inline", "component must be a file name or a mapping, found %s", kindName(v))
+		return nil
+	}
+	ref := strings.TrimSpace(v.Value)
+	if remoteRef(ref) {
+		p.errorf(nodePos(name, v), "porch resolves only local files: point component: at a local .yml file (a later version adds a catalogue)",
+			"component %q is a workspace or registry reference that cannot be resolved offline", ref)
+		return nil
+	}
+	file := componentFile(name, ref)
+	if c, ok := p.components[file]; ok {
+		return c
+	}
+	if p.loading[file] {
+		p.errorf(nodePos(name, v), "a pipeline component cannot contain itself", "component %q uses itself", ref)
+		return nil
+	}
+	root := p.load(file, nodePos(name, v))
+	if root == nil {
+		p.components[file] = nil
+		return nil
+	}
+	p.loading[file] = true
+	c := p.parseComponent(file, root)
+	delete(p.loading, file)
+	p.components[file] = c
+	return c
+}
+
+// componentType works out a component's type: written, or guessed from its
+// keys (a prompt flow has nodes:, a pipeline jobs:).
+func componentType(n *yaml.Node) (string, *yaml.Node) {
+	if t := lookup(n, "type"); t != nil && !isNull(t.val) {
+		return t.val.Value, t.val
+	}
+	switch {
+	case lookup(n, "nodes") != nil:
+		return "flow", nil
+	case lookup(n, "jobs") != nil:
+		return "pipeline", nil
+	}
+	return "command", nil
+}
+
+// parseComponent parses a component file or inline component.
+func (p *parser) parseComponent(name string, n *yaml.Node) *componentAST {
+	c := &componentAST{File: name, Dir: absDir(name), Pos: nodePos(name, n)}
+	typ, tn := componentType(n)
+	pos := c.Pos
+	if tn != nil {
+		pos = nodePos(name, tn)
+	}
+	if !p.checkKind(pos, "component", typ) {
+		return nil
+	}
+	c.Type = plan.StepType(typ)
+	if c.Type == plan.StepPipeline {
+		c.Pipeline = p.parsePipeline(name, n, false)
+		c.Inputs, c.Outputs = c.Pipeline.Inputs, c.Pipeline.Outputs
+		if c.Pipeline.DisplayName != nil {
+			c.DisplayName = c.Pipeline.DisplayName.Value
+		}
+		return c
+	}
+	f := p.fields(name, n, "component", componentKeys, componentSilent)
+	if _, ok := f["additional_includes"]; ok {
+		p.warnf(nodePos(name, f["additional_includes"].key), "copy the files into the code folder instead", "additional_includes is ignored by porch")
+	}
+	c.DisplayName = p.str(name, f["display_name"])
+	if e, ok := f["inputs"]; ok {
+		c.Inputs = p.parseInputs(name, e.val, ctxDecl)
+	}
+	if e, ok := f["outputs"]; ok {
+		c.Outputs = p.parseOutputs(name, e.val)
+	}
+	c.Command = p.parseCommand(name, f, true)
+	if _, ok := f["command"]; !ok {
+		p.errorf(c.Pos, "add command: with the command line to run", "command component has no command")
+	}
+	return c
+}

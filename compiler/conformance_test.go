@@ -1,0 +1,119 @@
+package compiler
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// examplesDir is the azureml-examples checkout shared next to the repository.
+var examplesDir = filepath.Join("..", "..", "shared", "azureml-examples")
+
+// pipelineFiles lists the YAML files under dir whose top-level type is
+// pipeline, or whose top-level component: names a file.
+func pipelineFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	var out []string
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() || (!strings.HasSuffix(path, ".yml") && !strings.HasSuffix(path, ".yaml")) {
+			return nil
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		var top struct {
+			Type      string `yaml:"type"`
+			Component any    `yaml:"component"`
+		}
+		if yaml.Unmarshal(data, &top) != nil {
+			return nil
+		}
+		if _, ok := top.Component.(string); top.Type == "pipeline" || ok {
+			out = append(out, path)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// refusalReasons are the summaries of the clear refusals a conformance file
+// may fail with.
+var refusalReasons = []string{
+	"is not supported by porch",
+	"is not supported by this version of porch yet",
+	"cannot be resolved offline",
+	"has no value",
+	"does not set required input",
+	"does not exist",
+}
+
+func reasonOf(d Diagnostic) string {
+	for _, r := range refusalReasons {
+		if strings.Contains(d.Summary, r) {
+			return r
+		}
+	}
+	return ""
+}
+
+func TestConformance(t *testing.T) {
+	if _, err := os.Stat(examplesDir); err != nil {
+		t.Skipf("azureml-examples not found at %s", examplesDir)
+	}
+	files := pipelineFiles(t, examplesDir)
+	compiled, refused := 0, 0
+	reasons := map[string]int{}
+	for _, f := range files {
+		p, diags := Compile(f, Options{})
+		for _, d := range diags {
+			if d.Pos.File == "" || d.Pos.Line == 0 {
+				t.Errorf("%s: diagnostic without a file and line: %s", f, d.Summary)
+			}
+		}
+		if p != nil {
+			compiled++
+			continue
+		}
+		refused++
+		for _, d := range diags {
+			if d.Severity != Error {
+				continue
+			}
+			r := reasonOf(d)
+			if r == "" {
+				t.Errorf("%s: unclear refusal:\n%s", f, diags.Error())
+				break
+			}
+			reasons[r]++
+		}
+		if strings.Contains(f, "hello-pipeline") {
+			t.Errorf("%s must compile:\n%s", f, diags.Error())
+		}
+	}
+	t.Logf("files %d: compiled %d, refused-clearly %d", len(files), compiled, refused)
+	for _, r := range sortedKeysInt(reasons) {
+		t.Logf("  %4d  %s", reasons[r], r)
+	}
+}
+
+func sortedKeysInt(m map[string]int) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,281 @@
+package compiler
+
+import (
+	"errors"
+	"io/fs"
+	"path/filepath"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/porch-pipelines/porch/compiler/plan"
+)
+
+// parser turns YAML files into the AST. It reads each file once.
+type parser struct {
+	diags
+	readFile func(string) ([]byte, error)
+	// components caches loaded component files by path; loading marks the
+	// pipeline components being parsed, to refuse a component using itself.
+	components map[string]*componentAST
+	loading    map[string]bool
+}
+
+func newParser(readFile func(string) ([]byte, error)) *parser {
+	return &parser{readFile: readFile, components: map[string]*componentAST{}, loading: map[string]bool{}}
+}
+
+// load reads and decodes one file; at is where it was referenced from (the
+// zero Pos for the root file).
+func (p *parser) load(name string, at plan.Pos) *yaml.Node {
+	data, err := p.readFile(name)
+	if err != nil {
+		pos, what := at, "referenced file"
+		if at.File == "" {
+			pos, what = plan.Pos{File: name}, "file"
+		}
+		detail := "check the path; relative paths resolve against the folder of the file that names them"
+		if errors.Is(err, fs.ErrNotExist) {
+			p.errorf(pos, detail, "%s %q does not exist", what, name)
+		} else {
+			p.errorf(pos, detail, "cannot read %s %q: %v", what, name, err)
+		}
+		return nil
+	}
+	return decodeYAML(&p.diags, name, data)
+}
+
+// Keys of a pipeline file, known and accepted without effect.
+var (
+	pipelineKeys = []string{"$schema", "type", "name", "display_name", "experiment_name", "description",
+		"tags", "inputs", "outputs", "settings", "jobs", "component", "compute"}
+	pipelineSilent = []string{"version", "is_deterministic", "properties", "identity", "services",
+		"creation_context", "id", "schedule", "status", "default_compute", "default_datastore"}
+	settingsKeys   = []string{"default_compute", "default_datastore", "continue_on_step_failure", "force_rerun"}
+	settingsSilent = []string{"_source", "priority", "continue_run_on_failed_optional_input", "timeout"}
+)
+
+// parseRoot parses the file Compile was given.
+func (p *parser) parseRoot(name string) *pipelineAST {
+	root := p.load(name, plan.Pos{})
+	if root == nil {
+		return nil
+	}
+	typ, jobs, comp := lookup(root, "type"), lookup(root, "jobs"), lookup(root, "component")
+	if typ != nil && typ.val.Kind == yaml.ScalarNode && typ.val.Value != "pipeline" {
+		p.errorf(nodePos(name, typ.val), "porch runs pipeline jobs: write type: pipeline with jobs:, or use the command in a pipeline",
+			"file has type %q, not a pipeline", typ.val.Value)
+		return nil
+	}
+	if typ == nil && jobs == nil && comp == nil {
+		p.errorf(plan.Pos{File: name, Line: root.Line, Col: root.Column}, "add type: pipeline and a jobs: section",
+			"file is not a pipeline job: it has neither jobs: nor component:")
+		return nil
+	}
+	return p.parsePipeline(name, root, true)
+}
+
+// parsePipeline parses a pipeline job or pipeline component body.
+func (p *parser) parsePipeline(name string, n *yaml.Node, root bool) *pipelineAST {
+	pl := &pipelineAST{File: name, Dir: absDir(name), Pos: nodePos(name, n)}
+	f := p.fields(name, n, "pipeline", pipelineKeys, pipelineSilent)
+	pl.Name = p.scalar(name, f["name"])
+	pl.DisplayName = p.scalar(name, f["display_name"])
+	pl.ExperimentName = p.scalar(name, f["experiment_name"])
+	pl.Description = p.scalar(name, f["description"])
+	pl.Tags = p.stringMap(name, f["tags"], "tags")
+	pl.Compute = p.scalar(name, f["compute"])
+	if e, ok := f["settings"]; ok {
+		pl.Settings = p.parseSettings(name, e)
+	}
+	if e, ok := f["inputs"]; ok {
+		pl.Inputs = p.parseInputs(name, e.val, ctxDecl)
+	}
+	if e, ok := f["outputs"]; ok {
+		pl.Outputs = p.parseOutputs(name, e.val)
+	}
+	jobs, hasJobs := f["jobs"]
+	if c, ok := f["component"]; ok {
+		switch {
+		case hasJobs:
+			p.errorf(nodePos(name, c.key), "remove component: or jobs:", "a pipeline has both jobs: and component:")
+		case !root:
+			p.errorf(nodePos(name, c.key), "use jobs: inside a pipeline component", "component: is only valid at the top of a pipeline job")
+		default:
+			pl.ComponentPos = nodePos(name, c.key)
+			pl.Component = p.parseComponentRef(name, c)
+			if pl.Component != nil && pl.Component.Type != plan.StepPipeline {
+				p.errorf(nodePos(name, c.val), "point component: at a pipeline component (type: pipeline), or move the command into jobs:",
+					"top-level component must be a pipeline component, found type %q", pl.Component.Type)
+				pl.Component = nil
+			}
+		}
+		return pl
+	}
+	if !hasJobs {
+		p.errorf(plan.Pos{File: name, Line: n.Line, Col: n.Column}, "add a jobs: section with at least one step",
+			"pipeline has no jobs")
+		return pl
+	}
+	pl.Steps = p.parseSteps(name, jobs)
+	return pl
+}
+
+func (p *parser) parseSettings(name string, e entry) settingsAST {
+	var s settingsAST
+	if isNull(e.val) {
+		return s
+	}
+	if e.val.Kind != yaml.MappingNode {
+		p.errorf(nodePos(name, e.val), "write settings as keys such as default_compute:", "settings must be a mapping, found %s", kindName(e.val))
+		return s
+	}
+	f := p.fields(name, e.val, "settings", settingsKeys, nil)
+	for _, x := range entries(e.val) {
+		if !contains(settingsKeys, x.key.Value) && contains(settingsSilent, x.key.Value) {
+			p.warnf(nodePos(name, x.key), "porch runs the pipeline without it", "setting %q is ignored by porch", x.key.Value)
+		}
+	}
+	s.DefaultCompute = p.scalar(name, f["default_compute"])
+	s.DefaultDatastore = p.scalar(name, f["default_datastore"])
+	s.ContinueOnStepFailure = p.boolean(name, f["continue_on_step_failure"])
+	s.ForceRerun = p.boolean(name, f["force_rerun"])
+	return s
+}
+
+func (p *parser) parseSteps(name string, jobs entry) []*stepAST {
+	if isNull(jobs.val) || jobs.val.Kind != yaml.MappingNode {
+		p.errorf(nodePos(name, jobs.val), "write jobs as step names mapping to steps", "jobs must be a mapping, found %s", kindName(jobs.val))
+		return nil
+	}
+	var steps []*stepAST
+	for _, e := range entries(jobs.val) {
+		if s := p.parseStep(name, e); s != nil {
+			s.index = len(steps)
+			steps = append(steps, s)
+		}
+	}
+	if len(steps) == 0 && !p.list.HasErrors() {
+		p.errorf(nodePos(name, jobs.key), "add at least one step under jobs:", "pipeline has no jobs")
+	}
+	return steps
+}
+
+// fields returns a mapping's entries by key, warning about unknown keys
+// with a did-you-mean. Keys in silent are accepted without effect.
+func (p *parser) fields(name string, n *yaml.Node, what string, known, silent []string) map[string]entry {
+	out := map[string]entry{}
+	for _, e := range entries(n) {
+		k := e.key.Value
+		out[k] = e
+		if contains(known, k) || contains(silent, k) {
+			continue
+		}
+		p.warnf(nodePos(name, e.key), withHint("porch ignores it", suggest(k, known)), "unknown key %q in %s", k, what)
+	}
+	return out
+}
+
+func lookup(n *yaml.Node, key string) *entry {
+	for _, e := range entries(n) {
+		if e.key.Value == key {
+			return &e
+		}
+	}
+	return nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// scalar returns a scalar entry's value, nil when absent or null; a
+// non-scalar is an error.
+func (p *parser) scalar(name string, e entry) *scalarAST {
+	if e.key == nil || isNull(e.val) {
+		return nil
+	}
+	if e.val.Kind != yaml.ScalarNode {
+		p.errorf(nodePos(name, e.val), "write a single value", "%q must be a scalar, found %s", e.key.Value, kindName(e.val))
+		return nil
+	}
+	return newScalar(name, e.val)
+}
+
+func (p *parser) str(name string, e entry) string {
+	if s := p.scalar(name, e); s != nil {
+		return s.Value
+	}
+	return ""
+}
+
+func (p *parser) boolean(name string, e entry) bool {
+	s := p.scalar(name, e)
+	if s == nil {
+		return false
+	}
+	b, ok := parseBool(s.Value)
+	if !ok {
+		p.errorf(s.Pos, "write true or false", "%q must be a boolean, found %q", e.key.Value, s.Value)
+	}
+	return b
+}
+
+func (p *parser) integer(name string, e entry) int {
+	s := p.scalar(name, e)
+	if s == nil {
+		return 0
+	}
+	n, ok := parseInt(s.Value)
+	if !ok {
+		p.errorf(s.Pos, "write a whole number", "%q must be an integer, found %q", e.key.Value, s.Value)
+	}
+	return int(n)
+}
+
+// stringMap reads a mapping of scalars (tags, environment variables).
+func (p *parser) stringMap(name string, e entry, what string) map[string]string {
+	if e.key == nil || isNull(e.val) {
+		return nil
+	}
+	if e.val.Kind != yaml.MappingNode {
+		p.errorf(nodePos(name, e.val), "write "+what+" as key: value pairs", "%s must be a mapping, found %s", what, kindName(e.val))
+		return nil
+	}
+	out := map[string]string{}
+	for _, x := range entries(e.val) {
+		switch {
+		case isNull(x.val):
+			out[x.key.Value] = ""
+		case x.val.Kind == yaml.ScalarNode:
+			out[x.key.Value] = x.val.Value
+		default:
+			p.errorf(nodePos(name, x.val), "write a single value", "%s value %q must be a scalar, found %s", what, x.key.Value, kindName(x.val))
+		}
+	}
+	return out
+}
+
+// absDir is the absolute folder holding a file.
+func absDir(name string) string {
+	dir := filepath.Dir(name)
+	if abs, err := filepath.Abs(dir); err == nil {
+		return abs
+	}
+	return dir
+}
+
+// localPath resolves a path written in a file against the file's folder,
+// dropping a file: prefix.
+func localPath(dir, p string) string {
+	p = strings.TrimPrefix(p, "file:")
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p)
+	}
+	return filepath.Join(dir, p)
+}

@@ -1,0 +1,187 @@
+package compiler
+
+import (
+	"errors"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/porch-pipelines/porch/compiler/plan"
+)
+
+// yamlLineRE pulls the line out of yaml.v3's "yaml: line N: msg" errors.
+var yamlLineRE = regexp.MustCompile(`^yaml: (?:line (\d+): )?(.*)$`)
+
+// decodeYAML parses one YAML document into a node tree and checks what
+// yaml.v3 does not: tabs in indentation, duplicate keys, an empty file, a
+// top level that is not a mapping. It returns nil when the file is unusable.
+func decodeYAML(d *diags, name string, data []byte) *yaml.Node {
+	filePos := plan.Pos{File: name}
+	if strings.TrimSpace(stripComments(string(data))) == "" {
+		d.errorf(filePos, "write a pipeline job (type: pipeline, jobs: ...) or a component", "file is empty")
+		return nil
+	}
+	var doc yaml.Node
+	err := yaml.Unmarshal(data, &doc)
+	if err != nil {
+		if tabIndents(d, name, data) {
+			return nil
+		}
+		syntaxError(d, name, err)
+		return nil
+	}
+	root := &doc
+	if root.Kind == yaml.DocumentNode {
+		if len(root.Content) == 0 {
+			d.errorf(filePos, "write a pipeline job (type: pipeline, jobs: ...) or a component", "file is empty")
+			return nil
+		}
+		root = root.Content[0]
+	}
+	root = deref(root)
+	if root.Kind != yaml.MappingNode {
+		d.errorf(nodePos(name, root), "the top level must be keys such as type:, inputs: and jobs:",
+			"file is not a mapping: found %s", kindName(root))
+		return nil
+	}
+	checkDuplicates(d, name, root, 0)
+	return root
+}
+
+// stripComments drops comment-only lines so a file holding only comments
+// counts as empty.
+func stripComments(s string) string {
+	var b strings.Builder
+	for _, line := range strings.Split(s, "\n") {
+		t := strings.TrimSpace(line)
+		if t == "" || strings.HasPrefix(t, "#") || t == "---" {
+			continue
+		}
+		b.WriteString(line)
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// tabIndents reports every line indented with a tab, and whether there was one.
+func tabIndents(d *diags, name string, data []byte) bool {
+	found := false
+	for i, line := range strings.Split(string(data), "\n") {
+		indent := line[:len(line)-len(strings.TrimLeft(line, " \t"))]
+		if j := strings.IndexByte(indent, '\t'); j >= 0 {
+			found = true
+			d.errorf(plan.Pos{File: name, Line: i + 1, Col: j + 1}, "YAML indentation must use spaces: replace the tab with spaces",
+				"tab character in indentation")
+		}
+	}
+	return found
+}
+
+// syntaxError turns a yaml.v3 error into diagnostics: yaml.v3 knows a line,
+// never a column.
+func syntaxError(d *diags, name string, err error) {
+	var te *yaml.TypeError
+	msgs := []string{err.Error()}
+	if errors.As(err, &te) {
+		msgs = te.Errors
+	}
+	for _, msg := range msgs {
+		pos := plan.Pos{File: name}
+		m := yamlLineRE.FindStringSubmatch(msg)
+		text := msg
+		if m != nil {
+			if n, convErr := strconv.Atoi(m[1]); convErr == nil {
+				pos.Line = n
+			}
+			text = m[2]
+		}
+		d.errorf(pos, "fix the YAML syntax near this line (the problem may be on the line before)",
+			"yaml syntax error: %s", text)
+	}
+}
+
+// checkDuplicates reports keys that appear twice in one mapping, anywhere in
+// the tree.
+func checkDuplicates(d *diags, name string, n *yaml.Node, depth int) {
+	if n == nil || depth > 100 {
+		return
+	}
+	if n.Kind == yaml.MappingNode {
+		seen := map[string]*yaml.Node{}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := n.Content[i]
+			if k.Kind != yaml.ScalarNode || k.Value == "<<" {
+				continue
+			}
+			if first, ok := seen[k.Value]; ok {
+				d.errorf(nodePos(name, k), "remove one of them (the first is at line "+strconv.Itoa(first.Line)+")",
+					"duplicate key %q", k.Value)
+				continue
+			}
+			seen[k.Value] = k
+		}
+	}
+	for _, c := range n.Content {
+		checkDuplicates(d, name, c, depth+1)
+	}
+}
+
+func deref(n *yaml.Node) *yaml.Node {
+	for i := 0; n != nil && n.Kind == yaml.AliasNode && i < 100; i++ {
+		n = n.Alias
+	}
+	return n
+}
+
+func nodePos(file string, n *yaml.Node) plan.Pos {
+	if n == nil {
+		return plan.Pos{File: file}
+	}
+	return plan.Pos{File: file, Line: n.Line, Col: n.Column}
+}
+
+func kindName(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.ScalarNode:
+		if isNull(n) {
+			return "null"
+		}
+		return "the scalar " + strconv.Quote(n.Value)
+	}
+	return "something else"
+}
+
+func isNull(n *yaml.Node) bool {
+	return n == nil || (n.Kind == yaml.ScalarNode && n.Tag == "!!null")
+}
+
+// entry is one key: value pair of a mapping.
+type entry struct {
+	key, val *yaml.Node
+}
+
+// entries lists a mapping's pairs in order, following merge keys (<<).
+func entries(n *yaml.Node) []entry {
+	n = deref(n)
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nil
+	}
+	var out []entry
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], deref(n.Content[i+1])
+		if k.Value == "<<" && k.Tag == "!!merge" {
+			if v != nil && v.Kind == yaml.MappingNode {
+				out = append(out, entries(v)...)
+			}
+			continue
+		}
+		out = append(out, entry{key: k, val: v})
+	}
+	return out
+}
