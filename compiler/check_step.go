@@ -94,25 +94,25 @@ func (c *checker) checkBinding(pl *pipelineAST, steps map[string]*stepAST, s *st
 		// An untyped pipeline literal takes the type of the input it binds.
 		lit := untypedLiteral(pl, v.Ref.Name)
 		if prob := literalProblem(decl, lit.Value); prob != "" {
-			c.errorf(v.Pos, fmt.Sprintf("give pipeline input %q a %s value that fits", v.Ref.Name, want),
+			c.errorf(v.Pos, fmt.Sprintf("give pipeline input %q %s value that fits", v.Ref.Name, article(want)),
 				"input %q of step %q: pipeline input %q value %q %s", in.Name, s.Name, v.Ref.Name, lit.Value, prob)
 		}
 	case v.Ref != nil:
 		got, what := c.refType(pl, steps, s, v.Ref)
 		if what != "" && !compatible(got, want) {
-			c.errorf(v.Pos, fmt.Sprintf("bind a %s value, or change the input's type", want),
+			c.errorf(v.Pos, fmt.Sprintf("bind %s value, or change the input's type", article(want)),
 				"type mismatch: input %q of step %q is %s but %s is %s", in.Name, s.Name, want, what, got)
 		}
 	case v.Lit != nil && isPrimitive(want):
 		if prob := literalProblem(decl, v.Lit.Value); prob != "" {
-			c.errorf(v.Pos, fmt.Sprintf("give a %s value that fits the declaration", want),
+			c.errorf(v.Pos, fmt.Sprintf("give %s value that fits the declaration", article(want)),
 				"input %q of step %q: value %q %s", in.Name, s.Name, v.Lit.Value, prob)
 		}
 	case v.Lit != nil && want != "":
 		c.checkDataPath(v.Lit)
 	case v.Path != nil:
 		if isPrimitive(want) {
-			c.errorf(v.Pos, fmt.Sprintf("give a %s value, not a path", want),
+			c.errorf(v.Pos, fmt.Sprintf("give %s value, not a path", article(want)),
 				"type mismatch: input %q of step %q is %s but is given %s data", in.Name, s.Name, want, orDefault(v.Type, "uri_folder"))
 		}
 		c.checkDataPath(v.Path)

@@ -23,6 +23,13 @@ type Options struct {
 // problems, sorted by position, and compilation stops after a phase that
 // found an error.
 func Compile(path string, opts Options) (*plan.Plan, Diagnostics) {
+	p, diags := compile(path, opts)
+	// Each phase is sorted; warnings of earlier phases interleave by position.
+	sortDiagnostics(diags)
+	return p, diags
+}
+
+func compile(path string, opts Options) (*plan.Plan, Diagnostics) {
 	read := opts.ReadFile
 	if read == nil {
 		read = os.ReadFile

@@ -37,7 +37,7 @@ func (l *lowerer) rootInputs(body *pipelineAST, given []*inputAST, givenDir, sou
 		default:
 			in.Value = plan.Value{Kind: plan.ValueNone}
 			l.errorf(decl.Pos, fmt.Sprintf("give it a value in the YAML or run with --set inputs.%s=<value>", decl.Name),
-				"pipeline input %q has no value", decl.Name)
+				"required pipeline input %q has no value", decl.Name)
 		}
 		out = append(out, in)
 	}
@@ -86,7 +86,7 @@ func (l *lowerer) checkLiteral(decl *inputAST, typ, v string, pos plan.Pos) {
 	d := *decl
 	d.Type = typ
 	if prob := literalProblem(&d, v); prob != "" {
-		l.errorf(pos, fmt.Sprintf("give a %s value that fits the declaration", typ), "pipeline input %q: value %q %s", decl.Name, v, prob)
+		l.errorf(pos, fmt.Sprintf("give %s value that fits the declaration", article(typ)), "pipeline input %q: value %q %s", decl.Name, v, prob)
 	}
 }
 

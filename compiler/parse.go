@@ -130,7 +130,7 @@ func (p *parser) parseSettings(name string, e entry) settingsAST {
 		p.errorf(nodePos(name, e.val), "write settings as keys such as default_compute:", "settings must be a mapping, found %s", kindName(e.val))
 		return s
 	}
-	f := p.fields(name, e.val, "settings", settingsKeys, nil)
+	f := p.fields(name, e.val, "settings", settingsKeys, settingsSilent)
 	for _, x := range entries(e.val) {
 		if !contains(settingsKeys, x.key.Value) && contains(settingsSilent, x.key.Value) {
 			p.warnf(nodePos(name, x.key), "porch runs the pipeline without it", "setting %q is ignored by porch", x.key.Value)

@@ -109,3 +109,11 @@ func literalProblem(in *inputAST, v string) string {
 	}
 	return ""
 }
+
+// article prefixes a type name with "a" or "an".
+func article(t string) string {
+	if t != "" && strings.ContainsRune("aeiou", rune(t[0])) {
+		return "an " + t
+	}
+	return "a " + t
+}

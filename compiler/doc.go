@@ -1,0 +1,54 @@
+// Package compiler turns an Azure Machine Learning CLI v2 pipeline job YAML,
+// with the component files it references, into a *plan.Plan that porch's
+// workflows run, or into diagnostics that name file:line:col and say what to
+// do.
+//
+// The compiler is pure: its only I/O is Options.ReadFile. It runs in phases,
+// each collecting all its problems and stopping compilation when one is an
+// error: parse (YAML to an AST with positions; syntax, tabs, duplicate and
+// unknown keys, unsupported step types, unresolvable references), check
+// (bindings, types, required inputs, command references), graph (cycles and
+// topological order) and lower (AST to plan; root inputs, --set overrides,
+// compute).
+//
+// # The plan contract
+//
+// A plan returned without errors guarantees:
+//
+//   - Plan.Name is safe as a Temporal workflow id prefix: lower-case letters,
+//     digits, '-' and '_', at most 40 characters. It comes from name:, else
+//     display_name:, else the file's base name.
+//   - Steps of every pipeline are in topological order, ties broken by
+//     declaration order. Step.DependsOn lists the sibling steps whose outputs
+//     the step consumes, sorted and unique, and every name in it is earlier in
+//     the list. There are no cycles.
+//   - Step.Inputs bind every input the step declares (its component's, or the
+//     ones an inline command step binds), in declaration order. A value is
+//     ValueLiteral (the literal as written: "1e-3" stays "1e-3", "False"
+//     stays "False", checked against the declared type, min, max and enum),
+//     ValueData (an absolute local path, or a URI kept as written),
+//     ValueStepOutput (a sibling step and one of its outputs, possibly the
+//     reserved plan.ArtifactsOutput), ValueParentInput (an input of the
+//     enclosing pipeline, for the root and nested pipelines alike) or ValueNone
+//     (an optional input left unset). ${{parent.jobs.s.inputs.y}} is replaced
+//     by what s's input y is bound to.
+//   - The root Pipeline.Inputs are resolved: --set overrides applied,
+//     defaults taken, no references. A nested Pipeline.Inputs are
+//     declarations; their values come from the step that uses the pipeline.
+//     A pipeline component used by several steps gives each its own nested
+//     plan.Pipeline.
+//   - Every ${{inputs.x}} and ${{outputs.x}} of a command template names a
+//     declared input or output; $[[...]] groups are plan.Part.Optional.
+//   - Compute names are normalised ("azureml:cpu-cluster" is "cpu-cluster";
+//     serverless, local and unset are ""), resolved at compile time when
+//     written as ${{parent.inputs.c}}, and fall back to the enclosing pipeline
+//     step's compute, then settings.default_compute.
+//   - Output paths hold no ${{...}} but exactly ${{name}} and
+//     ${{default_datastore}}, which the workflow substitutes. A step output
+//     bound to a pipeline output records it in Output.Parent and takes its
+//     type, mode and path; the pipeline output names the producer in
+//     Output.Step and Output.StepOutput.
+//   - Command.Code is an absolute path; Command.Environment is a one-line
+//     description of the environment as written (never an error: porch runs
+//     on the worker's host).
+package compiler
