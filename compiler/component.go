@@ -83,7 +83,7 @@ func componentType(n *yaml.Node) (string, *yaml.Node) {
 
 // parseComponent parses a component file or inline component.
 func (p *parser) parseComponent(name string, n *yaml.Node) *componentAST {
-	c := &componentAST{File: name, Dir: absDir(name), Pos: nodePos(name, n)}
+	c := &componentAST{File: name, Dir: p.absDir(name), Pos: nodePos(name, n)}
 	typ, tn := componentType(n)
 	pos := c.Pos
 	if tn != nil {

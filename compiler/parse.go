@@ -19,10 +19,12 @@ type parser struct {
 	// pipeline components being parsed, to refuse a component using itself.
 	components map[string]*componentAST
 	loading    map[string]bool
+	dirs       map[string]string
 }
 
 func newParser(readFile func(string) ([]byte, error)) *parser {
-	return &parser{readFile: readFile, components: map[string]*componentAST{}, loading: map[string]bool{}}
+	return &parser{readFile: readFile, components: map[string]*componentAST{}, loading: map[string]bool{},
+		dirs: map[string]string{}}
 }
 
 // load reads and decodes one file; at is where it was referenced from (the
@@ -77,7 +79,7 @@ func (p *parser) parseRoot(name string) *pipelineAST {
 
 // parsePipeline parses a pipeline job or pipeline component body.
 func (p *parser) parsePipeline(name string, n *yaml.Node, root bool) *pipelineAST {
-	pl := &pipelineAST{File: name, Dir: absDir(name), Pos: nodePos(name, n)}
+	pl := &pipelineAST{File: name, Dir: p.absDir(name), Pos: nodePos(name, n)}
 	f := p.fields(name, n, "pipeline", pipelineKeys, pipelineSilent)
 	pl.Name = p.scalar(name, f["name"])
 	pl.DisplayName = p.scalar(name, f["display_name"])
@@ -261,13 +263,19 @@ func (p *parser) stringMap(name string, e entry, what string) map[string]string 
 	return out
 }
 
-// absDir is the absolute folder holding a file.
-func absDir(name string) string {
+// absDir is the absolute folder holding a file, memoised: filepath.Abs
+// asks the system for the working folder each time.
+func (p *parser) absDir(name string) string {
 	dir := filepath.Dir(name)
-	if abs, err := filepath.Abs(dir); err == nil {
+	if abs, ok := p.dirs[dir]; ok {
 		return abs
 	}
-	return dir
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		abs = dir
+	}
+	p.dirs[dir] = abs
+	return abs
 }
 
 // localPath resolves a path written in a file against the file's folder,

@@ -72,8 +72,9 @@ func (p *parser) parseInput(name string, e entry, ctx inputCtx) *inputAST {
 	if pth := p.scalar(name, f["path"]); pth != nil {
 		val := &valueAST{Pos: pth.Pos, Path: pth}
 		if strings.Contains(pth.Value, "${{") {
+			// A path: ${{parent...}} is a binding; scalarValue has
+			// reported a broken one.
 			val = p.scalarValue(name, f["path"].val)
-			val.Path = nil
 		}
 		in.Value = val
 	}

@@ -89,7 +89,7 @@ func (p *parser) parseStep(name string, e entry) *stepAST {
 			p.errorf(s.Pos, "add command: (the command line to run) or component: (a component file)", "step %q has neither command: nor component:", s.Name)
 			return nil
 		}
-		s.Component = &componentAST{File: name, Dir: absDir(name), Pos: s.Pos, Type: plan.StepCommand, Inline: true}
+		s.Component = &componentAST{File: name, Dir: p.absDir(name), Pos: s.Pos, Type: plan.StepCommand, Inline: true}
 	}
 	s.Type = s.Component.Type
 	if explicit && typ != string(s.Component.Type) {
@@ -176,7 +176,7 @@ func (p *parser) codePath(name string, code *scalarAST) string {
 			"code %q cannot be resolved offline", v)
 		return ""
 	}
-	return localPath(absDir(name), v)
+	return localPath(p.absDir(name), v)
 }
 
 // describeEnvironment keeps a one-line description of any environment form.

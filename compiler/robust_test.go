@@ -1,0 +1,142 @@
+package compiler
+
+import (
+	"bytes"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// chainYAML is a pipeline of n steps, each consuming the previous one's output.
+func chainYAML(n int) []byte {
+	var b bytes.Buffer
+	b.WriteString("type: pipeline\ninputs:\n  start: 1\njobs:\n")
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&b, "  s%d:\n    command: echo ${{inputs.x}} > ${{outputs.out}}/f\n    inputs:\n", i)
+		if i == 0 {
+			b.WriteString("      x: ${{parent.inputs.start}}\n")
+		} else {
+			fmt.Fprintf(&b, "      x: ${{parent.jobs.s%d.outputs.out}}\n", i-1)
+		}
+		b.WriteString("    outputs:\n      out:\n")
+	}
+	return b.Bytes()
+}
+
+// memFS serves files from memory through Options.ReadFile.
+func memFS(files map[string][]byte) func(string) ([]byte, error) {
+	return func(name string) ([]byte, error) {
+		if b, ok := files[filepath.ToSlash(filepath.Clean(name))]; ok {
+			return b, nil
+		}
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
+	}
+}
+
+func TestCompileChain400(t *testing.T) {
+	read := memFS(map[string][]byte{"chain.yml": chainYAML(400)})
+	p, diags := Compile("chain.yml", Options{ReadFile: read})
+	require.False(t, diags.HasErrors(), diags.Error())
+	require.Len(t, p.Pipeline.Steps, 400)
+	for i, s := range p.Pipeline.Steps {
+		assert.Equal(t, fmt.Sprintf("s%d", i), s.Name)
+		if i > 0 {
+			assert.Equal(t, []string{fmt.Sprintf("s%d", i-1)}, s.DependsOn)
+		}
+	}
+}
+
+func BenchmarkCompileChain400(b *testing.B) {
+	read := memFS(map[string][]byte{"chain.yml": chainYAML(400)})
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, diags := Compile("chain.yml", Options{ReadFile: read}); diags.HasErrors() {
+			b.Fatal(diags.Error())
+		}
+	}
+}
+
+// TestSamples compiles every pipeline under ../samples, when there is one.
+func TestSamples(t *testing.T) {
+	dir := filepath.Join("..", "samples")
+	if _, err := os.Stat(dir); err != nil {
+		t.Skip("no samples folder")
+	}
+	files := pipelineFiles(t, dir)
+	for _, f := range files {
+		_, diags := Compile(f, Options{})
+		assert.False(t, diags.HasErrors(), "%s:\n%s", f, diags.Error())
+	}
+	t.Logf("compiled %d sample pipelines", len(files))
+}
+
+// TestGarbled feeds truncated and garbled versions of real pipelines to the
+// compiler: it must never panic, and every diagnostic must name a file.
+func TestGarbled(t *testing.T) {
+	seeds := []string{
+		filepath.Join("testdata", "TestPlan", "io.yml"),
+		filepath.Join("testdata", "TestPlan", "nested.yml"),
+		filepath.Join("testdata", "TestPlan", "components", "sub.yml"),
+		filepath.Join("testdata", "TestPlan", "batch.yml"),
+	}
+	for _, seed := range seeds {
+		data, err := os.ReadFile(seed)
+		require.NoError(t, err)
+		for _, variant := range garble(data) {
+			checkNoPanic(t, seed, variant)
+		}
+	}
+}
+
+// garble returns truncations, line deletions and byte substitutions of data.
+func garble(data []byte) [][]byte {
+	var out [][]byte
+	for n := 0; n < len(data); n += 7 {
+		out = append(out, data[:n])
+	}
+	lines := strings.Split(string(data), "\n")
+	for i := range lines {
+		rest := append(append([]string{}, lines[:i]...), lines[i+1:]...)
+		out = append(out, []byte(strings.Join(rest, "\n")))
+	}
+	subs := []string{"{", "}", "[", "\t", ":", "$", "${{", "}}", "$[[", "]]", "-", "&a", "*a", "\x00", "'"}
+	for i := 0; i < len(data); i += 5 {
+		s := subs[(i/5)%len(subs)]
+		v := append(append(append([]byte{}, data[:i]...), s...), data[i+1:]...)
+		out = append(out, v)
+	}
+	return out
+}
+
+func checkNoPanic(t *testing.T, seed string, variant []byte) {
+	t.Helper()
+	dir := filepath.Dir(seed)
+	files := map[string][]byte{}
+	_ = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if b, err := os.ReadFile(path); err == nil {
+				files[filepath.ToSlash(path)] = b
+			}
+		}
+		return nil
+	})
+	files[filepath.ToSlash(seed)] = variant
+	defer func() {
+		if r := recover(); r != nil {
+			t.Fatalf("panic on a garbled %s: %v\n%s\n--- input ---\n%s", seed, r, debug.Stack(), variant)
+		}
+	}()
+	_, diags := Compile(seed, Options{ReadFile: memFS(files)})
+	for _, d := range diags {
+		if d.Pos.File == "" {
+			t.Fatalf("diagnostic without a file on a garbled %s: %s", seed, d.Summary)
+		}
+	}
+}
