@@ -152,8 +152,11 @@ type componentAST struct {
 
 // commandAST is how a command runs. Zero fields mean "not given".
 type commandAST struct {
-	Command     *scalarAST
-	Template    plan.Template
+	Command  *scalarAST
+	Template plan.Template
+	// RefPos are the positions of Template's references, in the order
+	// walkRefs visits them.
+	RefPos      []plan.Pos
 	Code        string
 	Environment string
 	EnvVars     map[string]string

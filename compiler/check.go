@@ -46,9 +46,7 @@ func (c *checker) checkPipeline(pl *pipelineAST) {
 
 // checkDecl checks an input declaration: a known type and a default that fits.
 func (c *checker) checkDecl(in *inputAST, what string) {
-	if in.Type != "" && !contains(knownTypes, in.Type) {
-		c.errorf(in.TypePos, withHint("use one of string, integer, number, boolean, uri_file, uri_folder, mltable, custom_model, mlflow_model",
-			suggest(in.Type, knownTypes)), "%s %q has unknown type %q", what, in.Name, in.Type)
+	if !c.checkType(in, what) {
 		return
 	}
 	for _, lit := range []*scalarAST{in.Default, valueLit(in.Value)} {
@@ -62,6 +60,16 @@ func (c *checker) checkDecl(in *inputAST, what string) {
 	if v := in.Value; v != nil && v.Path != nil {
 		c.checkDataPath(v.Path)
 	}
+}
+
+// checkType reports an unknown declared type and whether the type is known.
+func (c *checker) checkType(in *inputAST, what string) bool {
+	if in.Type != "" && !contains(knownTypes, in.Type) {
+		c.errorf(in.TypePos, withHint("use one of string, integer, number, boolean, uri_file, uri_folder, mltable, custom_model, mlflow_model",
+			suggest(in.Type, knownTypes)), "%s %q has unknown type %q", what, in.Name, in.Type)
+		return false
+	}
+	return true
 }
 
 func valueLit(v *valueAST) *scalarAST {
@@ -122,8 +130,13 @@ func (c *checker) checkTemplate(cmd commandAST, ins []*inputAST, outs []*outputA
 	for _, o := range outs {
 		outputs[o.Name] = true
 	}
-	pos := cmd.Command.Pos
+	i := 0
 	walkRefs(cmd.Template.Parts, false, func(r *plan.Ref, optional bool) {
+		pos := cmd.Command.Pos
+		if i < len(cmd.RefPos) {
+			pos = cmd.RefPos[i]
+		}
+		i++
 		switch r.Kind {
 		case plan.RefInput:
 			in, ok := inputs[r.Name]

@@ -32,6 +32,10 @@ func (c *checker) checkStep(pl *pipelineAST, steps map[string]*stepAST, s *stepA
 		}
 	}
 	if comp.Inline {
+		for _, in := range s.Inputs {
+			c.checkType(in, "step input")
+		}
+		c.checkOutputDecls(s.Outputs)
 		c.checkTemplate(comp.Command, s.Inputs, s.Outputs, "step")
 	} else {
 		c.checkRequired(s, bound)

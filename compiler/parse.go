@@ -20,6 +20,8 @@ type parser struct {
 	components map[string]*componentAST
 	loading    map[string]bool
 	dirs       map[string]string
+	// refPos collects the positions of a template's references in order.
+	refPos []plan.Pos
 }
 
 func newParser(readFile func(string) ([]byte, error)) *parser {

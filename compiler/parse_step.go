@@ -118,7 +118,7 @@ func (p *parser) parseCommand(name string, f map[string]entry, withCommand bool)
 	if withCommand {
 		c.Command = p.scalar(name, f["command"])
 		if c.Command != nil {
-			c.Template = p.parseTemplate(c.Command)
+			c.Template, c.RefPos = p.parseTemplate(c.Command)
 		} else if e, ok := f["command"]; ok {
 			p.errorf(nodePos(name, e.key), "write the command line to run", "command is empty")
 		}

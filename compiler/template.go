@@ -10,9 +10,10 @@ const bindingHelp = "write ${{parent.inputs.<name>}}, ${{parent.outputs.<name>}}
 
 // parseTemplate splits a command line into text, ${{...}} references and
 // $[[...]] optional groups.
-func (p *parser) parseTemplate(s *scalarAST) plan.Template {
+func (p *parser) parseTemplate(s *scalarAST) (plan.Template, []plan.Pos) {
+	p.refPos = nil
 	parts, _ := p.templateParts(s, s.Value, 0, false)
-	return plan.Template{Source: s.Value, Parts: parts}
+	return plan.Template{Source: s.Value, Parts: parts}, p.refPos
 }
 
 // templateParts parses src (which starts at offset within s.Value). Inside
@@ -38,6 +39,7 @@ func (p *parser) templateParts(s *scalarAST, src string, offset int, inGroup boo
 			flush()
 			if ref := p.commandRef(s, src[i+3:i+3+end], offset+i); ref != nil {
 				parts = append(parts, plan.Part{Ref: ref})
+				p.refPos = append(p.refPos, posAt(s, offset+i))
 			}
 			i += 3 + end + 2
 		case strings.HasPrefix(src[i:], "$[[") && !inGroup:
