@@ -23,15 +23,15 @@ type scope struct {
 	// time, for compute: ${{parent.inputs.c}}.
 	known map[string]plan.Value
 	// compute is the enclosing pipeline step's compute, the fallback.
-	compute  string
-	steps    map[string]*stepAST
-	inputs   map[string][]plan.Input
+	compute string
+	steps   map[string]*stepAST
+	// visiting holds the step inputs being resolved, "step.input".
 	visiting map[string]bool
 }
 
 func (l *lowerer) newScope(pl *pipelineAST, prefix, compute string, known map[string]plan.Value) *scope {
 	sc := &scope{pl: pl, prefix: prefix, known: known, compute: compute, steps: map[string]*stepAST{},
-		inputs: map[string][]plan.Input{}, visiting: map[string]bool{}}
+		visiting: map[string]bool{}}
 	for _, s := range pl.Steps {
 		sc.steps[s.Name] = s
 	}

@@ -130,18 +130,8 @@ func (l *lowerer) declDefault(dir string, in *inputAST) plan.Value {
 	return plan.Value{Kind: plan.ValueNone}
 }
 
-// stepInputs binds every input a step declares, memoised so that
-// ${{parent.jobs.s.inputs.y}} can reuse s's bindings.
+// stepInputs binds every input a step declares.
 func (l *lowerer) stepInputs(sc *scope, s *stepAST) []plan.Input {
-	if ins, ok := sc.inputs[s.Name]; ok {
-		return ins
-	}
-	if sc.visiting[s.Name] {
-		l.errorf(s.Pos, "make one of the inputs a value or a binding to a step output", "inputs of step %q are bound to each other in a cycle", s.Name)
-		return nil
-	}
-	sc.visiting[s.Name] = true
-	defer delete(sc.visiting, s.Name)
 	decls := s.Component.Inputs
 	if s.Component.Inline {
 		decls = s.Inputs
@@ -162,7 +152,6 @@ func (l *lowerer) stepInputs(sc *scope, s *stepAST) []plan.Input {
 		}
 		out = append(out, in)
 	}
-	sc.inputs[s.Name] = out
 	return out
 }
 
@@ -178,11 +167,28 @@ func (l *lowerer) bindValue(sc *scope, typ string, v *valueAST) plan.Value {
 	case refStepOutput:
 		return plan.Value{Kind: plan.ValueStepOutput, Step: r.Step, Output: r.Name}
 	case refStepInput:
-		for _, in := range l.stepInputs(sc, sc.steps[r.Step]) {
-			if in.Name == r.Name {
-				return in.Value
-			}
-		}
+		return l.stepInputValue(sc, typ, r)
+	}
+	return plan.Value{Kind: plan.ValueNone}
+}
+
+// stepInputValue resolves ${{parent.jobs.t.inputs.y}} to what t's input y
+// is bound to, or its default.
+func (l *lowerer) stepInputValue(sc *scope, typ string, r *refAST) plan.Value {
+	t := sc.steps[r.Step]
+	key := r.Step + "." + r.Name
+	if sc.visiting[key] {
+		l.errorf(r.Pos, "make one of the inputs a value or a binding to a step output",
+			"input %q of step %q is bound to itself through other step inputs", r.Name, r.Step)
+		return plan.Value{Kind: plan.ValueNone}
+	}
+	sc.visiting[key] = true
+	defer delete(sc.visiting, key)
+	if b := findInput(t.Inputs, r.Name); b != nil && b.Value != nil {
+		return l.bindValue(sc, typ, b.Value)
+	}
+	if d := findInput(t.Component.Inputs, r.Name); d != nil {
+		return l.declDefault(t.Component.Dir, d)
 	}
 	return plan.Value{Kind: plan.ValueNone}
 }
