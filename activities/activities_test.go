@@ -324,3 +324,19 @@ func TestRunCommandWithoutHome(t *testing.T) {
 	assert.True(t, appErr.NonRetryable())
 	assert.Contains(t, appErr.Message(), "no porch home folder")
 }
+
+func TestRunCommandCodeHoldingHome(t *testing.T) {
+	code := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(code, "main.sh"), []byte("echo ok > outputs/ok.txt\n"), 0o644))
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestActivityEnvironment()
+	// The porch home inside the code folder, as with `code: .` and a
+	// project-local PORCH_HOME.
+	a := &Activities{Home: filepath.Join(code, ".porch")}
+	a.Register(env)
+	in := stepInput(tmpl(txt("sh main.sh && test ! -e .porch")))
+	in.Command.Code = code
+	_, err := runStep(env, in)
+	require.NoError(t, err)
+	assert.Equal(t, "ok\n", readFile(t, filepath.Join(artifactsDir(a, in), "outputs", "ok.txt")))
+}

@@ -74,7 +74,7 @@ func (a *Activities) prepareFolders(in RunCommandInput) (stepFolders, error) {
 	if err := os.MkdirAll(f.work, 0o755); err != nil {
 		return f, fmt.Errorf("create working folder: %w", err)
 	}
-	if err := copyCode(in.Command.Code, f); err != nil {
+	if err := copyCode(in.Command.Code, a.Home, f); err != nil {
 		return f, err
 	}
 	for _, d := range []string{"outputs", "logs"} {
@@ -96,8 +96,10 @@ func datastoreOf(in RunCommandInput) string {
 
 // copyCode copies the step's code (a folder's contents or a single file) into
 // the working folder. Top-level outputs/ and logs/ folders of the code go
-// into the artifacts folder, where the working folder's links point.
-func copyCode(code string, f stepFolders) error {
+// into the artifacts folder, where the working folder's links point. The
+// porch home is skipped when the code holds it: copying the working folder
+// into itself would never end.
+func copyCode(code, home string, f stepFolders) error {
 	if code == "" {
 		return nil
 	}
@@ -112,7 +114,7 @@ func copyCode(code string, f stepFolders) error {
 		return fmt.Errorf("read code %q: %w", code, err)
 	}
 	if !info.IsDir() {
-		return copyTree(code, filepath.Join(f.work, filepath.Base(code)))
+		return copyTree(code, filepath.Join(f.work, filepath.Base(code)), home)
 	}
 	entries, err := os.ReadDir(code)
 	if err != nil {
@@ -123,7 +125,7 @@ func copyCode(code string, f stepFolders) error {
 		if e.IsDir() && (e.Name() == "outputs" || e.Name() == "logs") {
 			dst = filepath.Join(f.artifacts, e.Name())
 		}
-		if err := copyTree(filepath.Join(code, e.Name()), dst); err != nil {
+		if err := copyTree(filepath.Join(code, e.Name()), dst, home); err != nil {
 			return err
 		}
 	}
@@ -131,8 +133,8 @@ func copyCode(code string, f stepFolders) error {
 }
 
 // copyTree copies a file, symlink or folder to dst, keeping permissions.
-// Sockets, devices and pipes are skipped.
-func copyTree(src, dst string) error {
+// Sockets, devices and pipes are skipped, and so is the folder skip.
+func copyTree(src, dst, skip string) error {
 	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return fmt.Errorf("copy code: %w", err)
@@ -143,6 +145,8 @@ func copyTree(src, dst string) error {
 		}
 		target := filepath.Join(dst, rel)
 		switch {
+		case d.IsDir() && p == skip:
+			return fs.SkipDir
 		case d.IsDir():
 			return mkdirLike(p, target)
 		case d.Type()&fs.ModeSymlink != 0:
