@@ -140,3 +140,28 @@ func checkNoPanic(t *testing.T, seed string, variant []byte) {
 		}
 	}
 }
+
+// FuzzCompile compiles arbitrary bytes as a pipeline with one component
+// next to it; run with go test -fuzz FuzzCompile ./compiler.
+func FuzzCompile(f *testing.F) {
+	for _, seed := range []string{"io.yml", "nested.yml", "batch.yml", "component_root.yml"} {
+		data, err := os.ReadFile(filepath.Join("testdata", "TestPlan", seed))
+		require.NoError(f, err)
+		f.Add(data)
+	}
+	f.Add(chainYAML(3))
+	comp, err := os.ReadFile(filepath.Join("testdata", "TestPlan", "components", "train.yml"))
+	require.NoError(f, err)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		read := memFS(map[string][]byte{"p.yml": data, "components/train.yml": comp, "components/sub.yml": data})
+		p, diags := Compile("p.yml", Options{ReadFile: read})
+		if p == nil && !diags.HasErrors() {
+			t.Fatal("no plan and no error")
+		}
+		for _, d := range diags {
+			if d.Pos.File == "" || d.Summary == "" {
+				t.Fatalf("diagnostic without a file or summary: %+v", d)
+			}
+		}
+	})
+}
