@@ -185,7 +185,7 @@ func (c *checker) checkPipelineOutputs(pl *pipelineAST, steps map[string]*stepAS
 				c.errorf(o.Ref.Pos, "write ${{parent.jobs.<step>.outputs.<name>}}", "pipeline output %q must bind a step output", o.Name)
 				continue
 			}
-			c.checkStepOutputRef(steps, o.Ref, "")
+			c.checkStepOutputRef(steps, o.Ref)
 			bound[o.Name]++
 		}
 		switch n := bound[o.Name]; {
@@ -199,7 +199,7 @@ func (c *checker) checkPipelineOutputs(pl *pipelineAST, steps map[string]*stepAS
 
 // checkStepOutputRef checks ${{parent.jobs.s.outputs.y}} and returns the
 // output's type ("" when unknown).
-func (c *checker) checkStepOutputRef(steps map[string]*stepAST, r *refAST, self string) string {
+func (c *checker) checkStepOutputRef(steps map[string]*stepAST, r *refAST) string {
 	s, ok := steps[r.Step]
 	if !ok {
 		c.errorf(r.Pos, withHint("name a step under jobs:", suggest(r.Step, names(steps))), "%s refers to unknown step %q", r.Text, r.Step)

@@ -136,7 +136,7 @@ func (c *checker) refType(pl *pipelineAST, steps map[string]*stepAST, s *stepAST
 		}
 		return pipelineInputType(pi), fmt.Sprintf("pipeline input %q", r.Name)
 	case refStepOutput:
-		t := c.checkStepOutputRef(steps, r, s.Name)
+		t := c.checkStepOutputRef(steps, r)
 		return t, fmt.Sprintf("output %q of step %q", r.Name, r.Step)
 	case refStepInput:
 		t, ok := steps[r.Step]

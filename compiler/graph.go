@@ -15,7 +15,7 @@ func orderSteps(d *diags, pl *pipelineAST) {
 	if reportCycles(d, pl.Steps, byName) {
 		return
 	}
-	pl.order = topoSort(pl.Steps, byName)
+	pl.order = topoSort(pl.Steps)
 }
 
 // reportCycles finds every cycle with a depth-first search in declaration
@@ -82,7 +82,7 @@ func reportCycle(d *diags, stack []*stepAST, t *stepAST) {
 }
 
 // topoSort is Kahn's algorithm, always taking the earliest-declared ready step.
-func topoSort(steps []*stepAST, byName map[string]*stepAST) []*stepAST {
+func topoSort(steps []*stepAST) []*stepAST {
 	pending := make(map[string]int, len(steps))
 	consumers := make(map[string][]*stepAST, len(steps))
 	var ready []*stepAST

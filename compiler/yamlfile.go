@@ -168,6 +168,14 @@ type entry struct {
 
 // entries lists a mapping's pairs in order, following merge keys (<<).
 func entries(n *yaml.Node) []entry {
+	return mergedEntries(n, 0)
+}
+
+// maxMergeDepth bounds merge-key nesting, so that a mapping merging another
+// twice, level upon level, cannot blow up.
+const maxMergeDepth = 8
+
+func mergedEntries(n *yaml.Node, depth int) []entry {
 	n = deref(n)
 	if n == nil || n.Kind != yaml.MappingNode {
 		return nil
@@ -176,8 +184,8 @@ func entries(n *yaml.Node) []entry {
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], deref(n.Content[i+1])
 		if k.Value == "<<" && k.Tag == "!!merge" {
-			if v != nil && v.Kind == yaml.MappingNode {
-				out = append(out, entries(v)...)
+			if v != nil && v.Kind == yaml.MappingNode && depth < maxMergeDepth {
+				out = append(out, mergedEntries(v, depth+1)...)
 			}
 			continue
 		}
