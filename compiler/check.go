@@ -15,10 +15,14 @@ var knownTypes = []string{"string", "integer", "number", "boolean", "uri_file", 
 type checker struct {
 	diags
 	checkedComponents map[*componentAST]bool
+	// root and sets let bindings of the root's untyped literals be checked
+	// with their --set values.
+	root *pipelineAST
+	sets map[string]string
 }
 
-func newChecker() *checker {
-	return &checker{checkedComponents: map[*componentAST]bool{}}
+func newChecker(root *pipelineAST, sets map[string]string) *checker {
+	return &checker{checkedComponents: map[*componentAST]bool{}, root: root, sets: sets}
 }
 
 // checkPipeline checks a pipeline and, once each, the components it uses.

@@ -94,9 +94,9 @@ func (c *checker) checkBinding(pl *pipelineAST, steps map[string]*stepAST, s *st
 	v := in.Value
 	want := decl.Type
 	switch {
-	case v.Ref != nil && v.Ref.Kind == refParentInput && untypedLiteral(pl, v.Ref.Name) != nil && isPrimitive(want):
+	case v.Ref != nil && v.Ref.Kind == refParentInput && c.untypedLiteral(pl, v.Ref.Name) != nil && isPrimitive(want):
 		// An untyped pipeline literal takes the type of the input it binds.
-		lit := untypedLiteral(pl, v.Ref.Name)
+		lit := c.untypedLiteral(pl, v.Ref.Name)
 		if prob := literalProblem(decl, lit.Value); prob != "" {
 			c.errorf(v.Pos, fmt.Sprintf("give pipeline input %q %s value that fits", v.Ref.Name, article(want)),
 				"input %q of step %q: pipeline input %q value %q %s", in.Name, s.Name, v.Ref.Name, lit.Value, prob)
@@ -213,11 +213,19 @@ func (c *checker) collectDeps(steps map[string]*stepAST, s *stepAST) []string {
 }
 
 // untypedLiteral returns the literal of a pipeline input declared without a
-// type, nil otherwise.
-func untypedLiteral(pl *pipelineAST, name string) *scalarAST {
+// type (as --set overrides it on the root), nil otherwise.
+func (c *checker) untypedLiteral(pl *pipelineAST, name string) *scalarAST {
 	pi := findInput(pl.Inputs, name)
-	if pi == nil || pi.Type != "" || pi.Value == nil || pi.Value.Type != "" {
+	if pi == nil || !untyped(pi) {
 		return nil
 	}
+	if v, ok := c.sets["inputs."+name]; ok && pl == c.root {
+		return &scalarAST{Value: v, Tag: "!!str"}
+	}
 	return pi.Value.Lit
+}
+
+// untyped reports whether a pipeline input is a literal with no declared type.
+func untyped(pi *inputAST) bool {
+	return pi.Type == "" && pi.Value != nil && pi.Value.Type == "" && pi.Value.Lit != nil
 }

@@ -47,7 +47,7 @@ func compile(path string, opts Options) (*plan.Plan, Diagnostics) {
 	if stop(&p.diags) || root == nil {
 		return nil, all
 	}
-	c := newChecker()
+	c := newChecker(root, opts.Set)
 	pipelines := collectPipelines(root)
 	for _, pl := range pipelines {
 		c.checkPipeline(pl)

@@ -23,6 +23,10 @@ func (l *lowerer) rootInputs(body *pipelineAST, given []*inputAST, givenDir, sou
 		in := plan.Input{Name: decl.Name, Type: orDefault(typ, "string"), Optional: decl.Optional, Pos: decl.Pos}
 		set, isSet := sets[decl.Name]
 		switch {
+		case isSet && untyped(decl) && isPrimitive(in.Type):
+			// An untyped literal takes the type of what replaces it.
+			in.Type = inferType(set)
+			in.Value = plan.Value{Kind: plan.ValueLiteral, Literal: set}
 		case isSet:
 			in.Value = l.setValue(decl, in.Type, set, source)
 		case val != nil && (val.Lit != nil || val.Path != nil):

@@ -225,3 +225,31 @@ func TestNormalizeCompute(t *testing.T) {
 		assert.Equal(t, want, normalizeCompute(in), in)
 	}
 }
+
+func TestPlanSetUntyped(t *testing.T) {
+	p := compileOK(t, "io.yml", Options{Set: map[string]string{"inputs.lr": "fast", "inputs.local_data": "/tmp/d"}})
+	assert.Equal(t, plan.Input{Name: "lr", Type: "string", Value: plan.Value{Kind: plan.ValueLiteral, Literal: "fast"},
+		Pos: input(t, p.Pipeline.Inputs, "lr").Pos}, input(t, p.Pipeline.Inputs, "lr"))
+	assert.Equal(t, &plan.Data{Type: "uri_folder", Path: "/tmp/d"}, input(t, p.Pipeline.Inputs, "local_data").Value.Data)
+
+	// An untyped literal's --set value is checked against the inputs it binds.
+	_, diags := Compile(filepath.Join("testdata", "TestPlan", "nested.yml"), Options{Set: map[string]string{"inputs.node": "x"}})
+	assert.False(t, diags.HasErrors(), diags.Error())
+	p = compileOK(t, "nested.yml", Options{Set: map[string]string{"inputs.node": "azureml:other"}})
+	assert.Equal(t, "other", step(t, step(t, p.Pipeline.Steps, "first").Pipeline.Steps, "train").Compute)
+}
+
+func TestSetCheckedAgainstConsumers(t *testing.T) {
+	read := memFS(map[string][]byte{
+		"p.yml": []byte("type: pipeline\ninputs:\n  n: 3\njobs:\n  t:\n    component: ./c.yml\n    inputs:\n      count: ${{parent.inputs.n}}\n"),
+		"c.yml": []byte("type: command\ninputs:\n  count:\n    type: integer\ncommand: echo ${{inputs.count}}\n"),
+	})
+	_, diags := Compile("p.yml", Options{ReadFile: read, Set: map[string]string{"inputs.n": "abc"}})
+	require.Len(t, diags, 1, diags.Error())
+	assert.Equal(t, `input "count" of step "t": pipeline input "n" value "abc" is not an integer`, diags[0].Summary)
+	assert.Equal(t, plan.Pos{File: "p.yml", Line: 8, Col: 14}, diags[0].Pos)
+	p, diags := Compile("p.yml", Options{ReadFile: read, Set: map[string]string{"inputs.n": "7"}})
+	require.False(t, diags.HasErrors(), diags.Error())
+	assert.Equal(t, plan.Input{Name: "n", Type: "integer", Value: plan.Value{Kind: plan.ValueLiteral, Literal: "7"},
+		Pos: plan.Pos{File: "p.yml", Line: 3, Col: 3}}, p.Pipeline.Inputs[0])
+}
