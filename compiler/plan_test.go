@@ -1,6 +1,7 @@
 package compiler
 
 import (
+	"encoding/json"
 	"path/filepath"
 	"testing"
 
@@ -252,4 +253,17 @@ func TestSetCheckedAgainstConsumers(t *testing.T) {
 	require.False(t, diags.HasErrors(), diags.Error())
 	assert.Equal(t, plan.Input{Name: "n", Type: "integer", Value: plan.Value{Kind: plan.ValueLiteral, Literal: "7"},
 		Pos: plan.Pos{File: "p.yml", Line: 3, Col: 3}}, p.Pipeline.Inputs[0])
+}
+
+// TestPlanJSON checks that plans survive the JSON round trip Temporal
+// payloads put them through.
+func TestPlanJSON(t *testing.T) {
+	for _, name := range []string{"io.yml", "nested.yml", "batch.yml", "component_root.yml"} {
+		p := compileOK(t, name, Options{})
+		data, err := json.Marshal(p)
+		require.NoError(t, err)
+		var back plan.Plan
+		require.NoError(t, json.Unmarshal(data, &back))
+		assert.Equal(t, p, &back, name)
+	}
 }
