@@ -63,7 +63,7 @@ func TestConformance(t *testing.T) {
 		t.Skipf("azureml-examples not found at %s", examplesDir)
 	}
 	files := pipelineFiles(t, examplesDir)
-	compiled, refused := 0, 0
+	compiled, refused, hello := 0, 0, 0
 	reasons := map[string]int{}
 	for _, f := range files {
 		p, diags := Compile(f, Options{})
@@ -74,6 +74,9 @@ func TestConformance(t *testing.T) {
 		}
 		if p != nil {
 			compiled++
+			if strings.HasPrefix(filepath.Base(f), "hello-pipeline") {
+				hello++
+			}
 			continue
 		}
 		refused++
@@ -87,7 +90,13 @@ func TestConformance(t *testing.T) {
 			t.Errorf("%s must compile:\n%s", f, diags.Error())
 		}
 	}
-	t.Logf("files %d: compiled %d, refused-clearly %d", len(files), compiled, refused)
+	if strings.HasSuffix(examplesDir, "azureml-examples") {
+		// cli/jobs/basics holds 14 hello-pipeline*.yml, all plain command steps.
+		if hello != 14 {
+			t.Errorf("compiled %d hello-pipeline*.yml, want 14", hello)
+		}
+	}
+	t.Logf("files %d: compiled %d, refused-clearly %d; errors by reason:", len(files), compiled, refused)
 	for _, r := range sortedKeysInt(reasons) {
 		t.Logf("  %4d  %s", reasons[r], r)
 	}
