@@ -90,11 +90,9 @@ func TestConformance(t *testing.T) {
 			t.Errorf("%s must compile:\n%s", f, diags.Error())
 		}
 	}
-	if strings.HasSuffix(examplesDir, "azureml-examples") {
-		// cli/jobs/basics holds 14 hello-pipeline*.yml, all plain command steps.
-		if hello != 14 {
-			t.Errorf("compiled %d hello-pipeline*.yml, want 14", hello)
-		}
+	// cli/jobs/basics holds 14 hello-pipeline*.yml, all plain command steps.
+	if hello != 14 {
+		t.Errorf("compiled %d hello-pipeline*.yml, want 14", hello)
 	}
 	t.Logf("files %d: compiled %d, refused-clearly %d; errors by reason:", len(files), compiled, refused)
 	for _, r := range sortedKeysInt(reasons) {
