@@ -3,6 +3,7 @@ package workflows
 import (
 	"time"
 
+	"github.com/porch-pipelines/porch/activities"
 	"github.com/porch-pipelines/porch/compiler/plan"
 )
 
@@ -35,14 +36,29 @@ const (
 
 // PipelineInput starts a DAG workflow: the root run or a nested pipeline step.
 type PipelineInput struct {
+	// PlanVersion is the plan format the pipeline was compiled to.
+	PlanVersion int `json:"plan_version"`
 	// RunID is the root run's workflow id.
-	RunID    string        `json:"run_id"`
-	Settings plan.Settings `json:"settings"`
+	RunID string `json:"run_id"`
+	// Name and Experiment label every step workflow's search attributes.
+	Name       string        `json:"name"`
+	Experiment string        `json:"experiment,omitempty"`
+	Settings   plan.Settings `json:"settings"`
 	// Prefix is the path of the pipeline step this DAG is ("" for the root).
 	Prefix   string        `json:"prefix,omitempty"`
 	Pipeline plan.Pipeline `json:"pipeline"`
 	// Inputs are the pipeline's inputs with resolved values.
 	Inputs []plan.Input `json:"inputs,omitempty"`
+	// Outputs are output locations decided by the enclosing step (a
+	// resolved URI in Path); a step output bound to one of them writes there.
+	Outputs []plan.Output `json:"outputs,omitempty"`
+}
+
+// CommandStepInput starts a command step workflow.
+type CommandStepInput struct {
+	// Compute selects the task queue the command runs on.
+	Compute string                     `json:"compute,omitempty"`
+	Run     activities.RunCommandInput `json:"run"`
 }
 
 // PipelineResult is a finished DAG's outputs.

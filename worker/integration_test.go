@@ -1,0 +1,272 @@
+package worker_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/porch-pipelines/porch/activities"
+	"github.com/porch-pipelines/porch/compiler"
+	"github.com/porch-pipelines/porch/compiler/plan"
+	"github.com/porch-pipelines/porch/internal/devserver"
+	"github.com/porch-pipelines/porch/worker"
+	"github.com/porch-pipelines/porch/workflows"
+)
+
+// The embedded server is started once for the package: real Temporal,
+// real SQLite (in memory), real processes.
+var temporalClient client.Client
+
+func TestMain(m *testing.M) {
+	os.Exit(runMain(m))
+}
+
+func runMain(m *testing.M) int {
+	ctx := context.Background()
+	srv, err := devserver.Start(ctx, devserver.Options{SearchAttributes: workflows.SearchAttributes()})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "start embedded temporal:", err)
+		return 1
+	}
+	defer srv.Stop()
+	c, err := client.Dial(client.Options{HostPort: srv.FrontendAddress(), Logger: quietLogger{}})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "dial:", err)
+		return 1
+	}
+	defer c.Close()
+	temporalClient = c
+	return m.Run()
+}
+
+// harness is one porch home with a worker serving every compute a test uses.
+type harness struct {
+	t    *testing.T
+	home string
+}
+
+func newHarness(t *testing.T, computes ...string) *harness {
+	t.Helper()
+	h := &harness{t: t, home: t.TempDir()}
+	w, err := worker.Start(temporalClient, worker.Options{Home: h.home, Computes: append([]string{""}, computes...), Workflows: true})
+	require.NoError(t, err)
+	t.Cleanup(w.Stop)
+	return h
+}
+
+func compile(t *testing.T, path string, set map[string]string) *plan.Plan {
+	t.Helper()
+	p, diags := compiler.Compile(path, compiler.Options{Set: set})
+	require.False(t, diags.HasErrors(), diags.Error())
+	return p
+}
+
+// start submits a plan under a fresh run id.
+func (h *harness) start(p *plan.Plan) client.WorkflowRun {
+	h.t.Helper()
+	src, err := os.ReadFile(p.Source)
+	require.NoError(h.t, err)
+	run, err := workflows.Start(context.Background(), temporalClient, p, workflows.NewRunID(p), src)
+	require.NoError(h.t, err)
+	return run
+}
+
+func (h *harness) run(p *plan.Plan) (string, error) {
+	run := h.start(p)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	return run.GetID(), run.Get(ctx, nil)
+}
+
+func steps(t *testing.T, workflowID string) map[string]workflows.StepState {
+	t.Helper()
+	v, err := temporalClient.QueryWorkflow(context.Background(), workflowID, "", workflows.StepsQuery)
+	require.NoError(t, err)
+	var st []workflows.StepState
+	require.NoError(t, v.Get(&st))
+	out := map[string]workflows.StepState{}
+	for _, s := range st {
+		out[s.Path] = s
+	}
+	return out
+}
+
+func (h *harness) localPath(uri string) string {
+	p, err := activities.LocalPath(h.home, uri)
+	require.NoError(h.t, err)
+	return p
+}
+
+func TestHelloPipelinesFromAzureMLExamplesRun(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("..", "..", "shared", "azureml-examples", "cli", "jobs", "basics", "hello-pipeline*.yml"))
+	if len(files) == 0 {
+		t.Skip("../shared/azureml-examples is absent")
+	}
+	require.Len(t, files, 14)
+	h := newHarness(t, "cpu-cluster")
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			id, err := h.run(compile(t, f, nil))
+			require.NoError(t, err)
+			for path, s := range steps(t, id) {
+				require.Equal(t, workflows.StatusSucceeded, s.Status, path)
+			}
+		})
+	}
+}
+
+func TestOutputsFlowBetweenRealProcesses(t *testing.T) {
+	f := filepath.Join("..", "..", "shared", "azureml-examples", "cli", "jobs", "basics", "hello-pipeline-io.yml")
+	if _, err := os.Stat(f); err != nil {
+		t.Skip("../shared/azureml-examples is absent")
+	}
+	h := newHarness(t, "cpu-cluster")
+	id, err := h.run(compile(t, f, nil))
+	require.NoError(t, err)
+	st := steps(t, id)
+	var out string
+	for _, o := range st["hello_job"].Outputs {
+		if o.Name == "world_output" {
+			out = o.URI
+		}
+	}
+	require.NotEmpty(t, out)
+	b, err := os.ReadFile(filepath.Join(h.localPath(out), "world.txt"))
+	require.NoError(t, err)
+	require.Equal(t, "world\n", string(b))
+	log, err := os.ReadFile(filepath.Join(h.localPath(artifacts(st["world_job"])), "user_logs", "std_log.txt"))
+	require.NoError(t, err)
+	require.Contains(t, string(log), "world", "world_job's cat of hello_job's output is in its log")
+}
+
+func artifacts(s workflows.StepState) string {
+	for _, o := range s.Outputs {
+		if o.Name == plan.ArtifactsOutput {
+			return o.URI
+		}
+	}
+	return ""
+}
+
+func writePipeline(t *testing.T, body string) string {
+	t.Helper()
+	f := filepath.Join(t.TempDir(), "pipeline.yml")
+	require.NoError(t, os.WriteFile(f, []byte(body), 0o644))
+	return f
+}
+
+func TestFailingStepReportsExitCodeAndStderrTail(t *testing.T) {
+	h := newHarness(t)
+	f := writePipeline(t, `type: pipeline
+name: failing
+jobs:
+  ok:
+    command: echo fine
+  broken:
+    command: for i in $(seq 1 30); do echo "line $i" >&2; done; exit 7
+`)
+	id, err := h.run(compile(t, f, nil))
+	require.Error(t, err)
+	var app *temporal.ApplicationError
+	require.True(t, errors.As(err, &app))
+	require.Equal(t, workflows.StepFailedType, app.Type())
+	var cf activities.CommandFailure
+	for e := error(app); e != nil; e = errors.Unwrap(e) {
+		var inner *temporal.ApplicationError
+		if errors.As(e, &inner) && inner.Type() == activities.CommandFailedType {
+			require.NoError(t, inner.Details(&cf))
+			break
+		}
+	}
+	require.Equal(t, 7, cf.ExitCode)
+	require.Len(t, cf.StderrTail, 20)
+	require.Equal(t, "line 30", cf.StderrTail[19])
+	st := steps(t, id)
+	require.Equal(t, workflows.StatusFailed, st["broken"].Status)
+	require.Contains(t, st["broken"].Error, "code 7")
+}
+
+func TestCancelKillsTheStepProcesses(t *testing.T) {
+	h := newHarness(t)
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	f := writePipeline(t, fmt.Sprintf(`type: pipeline
+name: cancelled
+jobs:
+  sleepy:
+    command: sleep 300 & echo $! > %s; wait
+`, pidFile))
+	run := h.start(compile(t, f, nil))
+	var pid int
+	require.Eventually(t, func() bool { // waits for the step's background sleep to start
+		b, err := os.ReadFile(pidFile)
+		if err != nil || !strings.HasSuffix(string(b), "\n") {
+			return false
+		}
+		pid, err = strconv.Atoi(strings.TrimSpace(string(b)))
+		return err == nil
+	}, time.Minute, 20*time.Millisecond)
+	require.True(t, alive(pid), "the step's process runs")
+
+	require.NoError(t, temporalClient.CancelWorkflow(context.Background(), run.GetID(), ""))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	err := run.Get(ctx, nil)
+	var canceled *temporal.CanceledError
+	require.True(t, errors.As(err, &canceled), "run ends cancelled, got %v", err)
+	require.Eventually(t, func() bool { // waits for the killed process to die
+		return !alive(pid)
+	}, 30*time.Second, 20*time.Millisecond, "the step's child process is gone")
+	require.Equal(t, workflows.StatusCanceled, steps(t, run.GetID())["sleepy"].Status)
+}
+
+// alive reports whether pid is a live process: not gone, and not a zombie
+// left for an init that may never reap it.
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 || i+2 >= len(s) {
+		return false
+	}
+	state := s[i+2]
+	return state != 'Z' && state != 'X'
+}
+
+// quietLogger drops the SDK's logs: the tests assert on results.
+type quietLogger struct{}
+
+func (quietLogger) Debug(string, ...any) {}
+func (quietLogger) Info(string, ...any)  {}
+func (quietLogger) Warn(string, ...any)  {}
+func (quietLogger) Error(string, ...any) {}
+
+func TestLimitsTimeoutStopsTheStep(t *testing.T) {
+	h := newHarness(t)
+	f := writePipeline(t, `type: pipeline
+name: slow
+jobs:
+  slow:
+    command: sleep 120
+    limits:
+      timeout: 2
+`)
+	id, err := h.run(compile(t, f, nil))
+	require.Error(t, err)
+	st := steps(t, id)["slow"]
+	require.Equal(t, workflows.StatusFailed, st.Status)
+	require.Contains(t, st.Error, "limits.timeout of 2s")
+	require.Less(t, st.Ended.Sub(st.Started), time.Minute, "the step is stopped, not waited out")
+}

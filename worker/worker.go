@@ -1,0 +1,87 @@
+// Package worker wires porch's workflows and activities onto task queues: the
+// default queue runs workflows (and the steps of the default compute), and
+// each compute target is a task queue of its own.
+package worker
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"time"
+
+	"go.temporal.io/sdk/client"
+	sdkworker "go.temporal.io/sdk/worker"
+
+	"github.com/porch-pipelines/porch/activities"
+	"github.com/porch-pipelines/porch/compiler/plan"
+	"github.com/porch-pipelines/porch/workflows"
+)
+
+// heartbeatThrottle is how often heartbeats actually reach the server. The
+// SDK's default (up to 0.8 of the heartbeat timeout) would delay a cancel,
+// and with it the kill of a step's processes, by many seconds.
+const heartbeatThrottle = time.Second
+
+// Options says what a worker serves.
+type Options struct {
+	// Home is the porch home (datastores, working folders).
+	Home string
+	// Computes are the compute names whose task queues this worker serves
+	// activities on; "" is the default queue.
+	Computes []string
+	// Workflows also runs porch's workflows on the default queue.
+	Workflows bool
+}
+
+// Worker is a set of started SDK workers, one per task queue.
+type Worker struct {
+	workers []sdkworker.Worker
+}
+
+// Start starts workers for every queue the options name.
+func Start(c client.Client, opts Options) (*Worker, error) {
+	queues := map[string]bool{}
+	for _, comp := range opts.Computes {
+		queues[plan.TaskQueue(comp)] = true
+	}
+	if opts.Workflows {
+		queues[plan.DefaultTaskQueue] = true
+	}
+	if len(queues) == 0 {
+		return nil, fmt.Errorf("a worker needs a compute to serve or --workflows")
+	}
+	names := make([]string, 0, len(queues))
+	for q := range queues {
+		names = append(names, q)
+	}
+	sort.Strings(names)
+
+	acts := &activities.Activities{Home: opts.Home, HeartbeatInterval: heartbeatThrottle}
+	w := &Worker{}
+	for _, q := range names {
+		sw := sdkworker.New(c, q, sdkworker.Options{
+			MaxHeartbeatThrottleInterval:     heartbeatThrottle,
+			DefaultHeartbeatThrottleInterval: heartbeatThrottle,
+		})
+		if q != plan.DefaultTaskQueue || slices.Contains(opts.Computes, "") {
+			acts.Register(sw)
+		}
+		if q == plan.DefaultTaskQueue && opts.Workflows {
+			workflows.Register(sw)
+		}
+		if err := sw.Start(); err != nil {
+			w.Stop()
+			return nil, fmt.Errorf("start worker on task queue %q: %w", q, err)
+		}
+		w.workers = append(w.workers, sw)
+	}
+	return w, nil
+}
+
+// Stop stops every worker, letting running activities see cancellation.
+func (w *Worker) Stop() {
+	for _, sw := range w.workers {
+		sw.Stop()
+	}
+	w.workers = nil
+}

@@ -1,0 +1,62 @@
+package workflows
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/porch-pipelines/porch/activities"
+	"github.com/porch-pipelines/porch/compiler/plan"
+)
+
+// Command step activity settings.
+const (
+	// noTimeout bounds a command without limits.timeout: Azure ML's own
+	// ceiling for a job.
+	noTimeout = 30 * 24 * time.Hour
+	// heartbeatTimeout is how long a silent worker is trusted before the
+	// step is retried elsewhere. The activity heartbeats every second.
+	heartbeatTimeout = 30 * time.Second
+	// infraAttempts is how often a step is tried when its worker is lost.
+	// A command that exits non-zero is never retried.
+	infraAttempts = 3
+)
+
+// StepTimeoutType is the application error type of a step stopped by its
+// limits.timeout.
+const StepTimeoutType = "StepTimeout"
+
+// CommandStep is the workflow of one command step: it runs the command on
+// the step's compute and returns where its outputs landed.
+func CommandStep(ctx workflow.Context, in CommandStepInput) (activities.RunCommandResult, error) {
+	limit := time.Duration(in.Run.Command.TimeoutSeconds) * time.Second
+	opts := workflow.ActivityOptions{
+		TaskQueue:           plan.TaskQueue(in.Compute),
+		StartToCloseTimeout: noTimeout,
+		HeartbeatTimeout:    heartbeatTimeout,
+		WaitForCancellation: true,
+		RetryPolicy: &temporal.RetryPolicy{
+			MaximumAttempts:        infraAttempts,
+			NonRetryableErrorTypes: []string{activities.CommandFailedType},
+		},
+	}
+	if limit > 0 {
+		// limits.timeout bounds the step from the moment it is scheduled,
+		// retries included, as Azure ML's does; it is never retried.
+		opts.StartToCloseTimeout = limit
+		opts.ScheduleToCloseTimeout = limit
+	}
+	ctx = workflow.WithActivityOptions(ctx, opts)
+	var r activities.RunCommandResult
+	err := workflow.ExecuteActivity(ctx, activities.RunCommandName, in.Run).Get(ctx, &r)
+	var to *temporal.TimeoutError
+	if limit > 0 && errors.As(err, &to) && to.TimeoutType() != enums.TIMEOUT_TYPE_HEARTBEAT {
+		return r, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("step ran longer than its limits.timeout of %s and was stopped", limit), StepTimeoutType, err)
+	}
+	return r, err
+}

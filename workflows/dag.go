@@ -1,0 +1,328 @@
+package workflows
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/porch-pipelines/porch/activities"
+	"github.com/porch-pipelines/porch/compiler/plan"
+)
+
+// node is one step of a running DAG.
+type node struct {
+	step  plan.Step
+	state StepState
+	// outputs maps output name to its resolved location (Path is a URI).
+	// Lookups only: nothing iterates it to order work.
+	outputs map[string]plan.Output
+}
+
+// dag is the state of one Pipeline run. Its nodes are in plan order
+// (topological, ties by declaration), and every decision walks them in that
+// order, so the workflow is deterministic.
+type dag struct {
+	in            PipelineInput
+	nodes         []*node
+	byName        map[string]*node
+	inputs        map[string]plan.Input
+	parentOutputs map[string]string
+}
+
+func newDAG(in PipelineInput, now time.Time) *dag {
+	d := &dag{
+		in:            in,
+		byName:        map[string]*node{},
+		inputs:        map[string]plan.Input{},
+		parentOutputs: map[string]string{},
+	}
+	for _, s := range in.Pipeline.Steps {
+		n := &node{step: s, state: StepState{
+			Path:       s.Path,
+			Type:       s.Type,
+			Status:     StatusWaiting,
+			WorkflowID: in.RunID + "/" + s.Path,
+		}}
+		d.nodes = append(d.nodes, n)
+		d.byName[s.Name] = n
+	}
+	for _, i := range in.Inputs {
+		d.inputs[i.Name] = i
+	}
+	for _, o := range in.Outputs {
+		if o.Path != "" {
+			d.parentOutputs[o.Name] = o.Path
+		}
+	}
+	return d
+}
+
+// ready returns the waiting steps whose dependencies all succeeded, in plan order.
+func (d *dag) ready() []*node {
+	var out []*node
+	for _, n := range d.nodes {
+		if n.state.Status == StatusWaiting && d.depsIn(n, StatusSucceeded) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func (d *dag) depsIn(n *node, want StepStatus) bool {
+	for _, dep := range n.step.DependsOn {
+		if d.byName[dep].state.Status != want {
+			return false
+		}
+	}
+	return true
+}
+
+// skipBlocked marks waiting steps skipped when a dependency can no longer
+// succeed. Plan order puts dependencies first, so one pass is transitive.
+func (d *dag) skipBlocked(now time.Time) {
+	for _, n := range d.nodes {
+		if n.state.Status != StatusWaiting {
+			continue
+		}
+		for _, dep := range n.step.DependsOn {
+			switch d.byName[dep].state.Status {
+			case StatusFailed, StatusSkipped, StatusCanceled:
+				n.state.Status = StatusSkipped
+				n.state.Ended = now
+				n.state.Error = fmt.Sprintf("skipped: dependency %q did not succeed", dep)
+			}
+			if n.state.Status == StatusSkipped {
+				break
+			}
+		}
+	}
+}
+
+// cancelWaiting marks every step that never started as canceled.
+func (d *dag) cancelWaiting(now time.Time) {
+	for _, n := range d.nodes {
+		if n.state.Status == StatusWaiting {
+			n.state.Status = StatusCanceled
+			n.state.Ended = now
+		}
+	}
+}
+
+// start resolves a step's output locations and marks it running.
+func (d *dag) start(n *node, now time.Time) {
+	n.state.Status = StatusRunning
+	n.state.Started = now
+	n.state.Attempt = 1
+	n.outputs = map[string]plan.Output{}
+	for _, o := range d.stepOutputs(n.step) {
+		n.outputs[o.Name] = o
+	}
+}
+
+// stepOutputs returns a step's outputs with resolved URIs. Command steps
+// always have the reserved artifacts output.
+func (d *dag) stepOutputs(s plan.Step) []plan.Output {
+	var outs []plan.Output
+	hasArtifacts := false
+	for _, o := range s.Outputs {
+		switch {
+		case o.Parent != "" && d.parentOutputs[o.Parent] != "":
+			o.Path = d.parentOutputs[o.Parent]
+		case o.Path != "":
+			o.Path = d.expand(o.Path)
+		case s.Type == plan.StepCommand || o.Name == plan.ArtifactsOutput:
+			o.Path = plan.DefaultOutputURI(d.in.Settings.DefaultDatastore, d.in.RunID, s.Path, o.Name)
+		}
+		hasArtifacts = hasArtifacts || o.Name == plan.ArtifactsOutput
+		outs = append(outs, o)
+	}
+	if s.Type == plan.StepCommand && !hasArtifacts {
+		outs = append(outs, plan.Output{
+			Name: plan.ArtifactsOutput,
+			Type: "uri_folder",
+			Path: plan.DefaultOutputURI(d.in.Settings.DefaultDatastore, d.in.RunID, s.Path, plan.ArtifactsOutput),
+		})
+	}
+	return outs
+}
+
+// expand substitutes the run-time names an output path may hold.
+func (d *dag) expand(path string) string {
+	path = strings.ReplaceAll(path, "${{name}}", d.in.RunID)
+	return strings.ReplaceAll(path, "${{default_datastore}}", d.in.Settings.DefaultDatastore)
+}
+
+// resolve turns a binding into a value the step can use.
+func (d *dag) resolve(v plan.Value) plan.Value {
+	switch v.Kind {
+	case plan.ValueParentInput:
+		if in, ok := d.inputs[v.Input]; ok {
+			return in.Value
+		}
+		return plan.Value{Kind: plan.ValueNone}
+	case plan.ValueStepOutput:
+		n := d.byName[v.Step]
+		if n == nil {
+			return plan.Value{Kind: plan.ValueNone}
+		}
+		o, ok := n.outputs[v.Output]
+		if !ok || o.Path == "" {
+			return plan.Value{Kind: plan.ValueNone}
+		}
+		return plan.Value{Kind: plan.ValueData, Data: &plan.Data{Type: o.Type, Path: o.Path, Mode: o.Mode}}
+	default:
+		return v
+	}
+}
+
+func (d *dag) resolveInputs(in []plan.Input) []plan.Input {
+	out := make([]plan.Input, 0, len(in))
+	for _, i := range in {
+		i.Value = d.resolve(i.Value)
+		out = append(out, i)
+	}
+	return out
+}
+
+func (d *dag) commandInput(n *node) CommandStepInput {
+	return CommandStepInput{
+		Compute: n.step.Compute,
+		Run: activities.RunCommandInput{
+			RunID:            d.in.RunID,
+			StepPath:         n.step.Path,
+			DefaultDatastore: d.in.Settings.DefaultDatastore,
+			Command:          *n.step.Command,
+			Inputs:           d.resolveInputs(n.step.Inputs),
+			Outputs:          d.stepOutputs(n.step),
+		},
+	}
+}
+
+func (d *dag) childPipelineInput(n *node) PipelineInput {
+	sub := *n.step.Pipeline
+	bound := map[string]plan.Input{}
+	for _, i := range n.step.Inputs {
+		bound[i.Name] = i
+	}
+	inputs := make([]plan.Input, 0, len(sub.Inputs))
+	for _, decl := range sub.Inputs {
+		if b, ok := bound[decl.Name]; ok {
+			decl.Value = d.resolve(b.Value)
+		}
+		inputs = append(inputs, decl)
+	}
+	return PipelineInput{
+		PlanVersion: d.in.PlanVersion,
+		RunID:       d.in.RunID,
+		Name:        d.in.Name,
+		Experiment:  d.in.Experiment,
+		Settings:    d.in.Settings,
+		Prefix:      n.step.Path,
+		Pipeline:    sub,
+		Inputs:      inputs,
+		Outputs:     d.stepOutputs(n.step),
+	}
+}
+
+// finish records a step's result. It returns the step's error, if any.
+func (d *dag) finish(ctx workflow.Context, f workflow.Future, n *node) error {
+	var err error
+	switch n.step.Type {
+	case plan.StepPipeline:
+		var r PipelineResult
+		if err = f.Get(ctx, &r); err == nil {
+			for _, o := range r.Outputs {
+				out := n.outputs[o.Name]
+				out.Name, out.Path = o.Name, o.URI
+				n.outputs[o.Name] = out
+			}
+		}
+	default:
+		var r activities.RunCommandResult
+		if err = f.Get(ctx, &r); err == nil {
+			n.state.Attempt = r.Attempt
+		}
+	}
+	n.state.Ended = workflow.Now(ctx)
+	switch {
+	case err == nil:
+		n.state.Status = StatusSucceeded
+		n.state.Outputs = d.locations(n)
+	case isCanceled(err):
+		n.state.Status = StatusCanceled
+	default:
+		n.state.Status = StatusFailed
+		n.state.Error = rootMessage(err)
+	}
+	return err
+}
+
+// locations lists a finished step's outputs in declaration order.
+func (d *dag) locations(n *node) []OutputLocation {
+	var out []OutputLocation
+	for _, o := range d.stepOutputs(n.step) {
+		if r, ok := n.outputs[o.Name]; ok && r.Path != "" {
+			out = append(out, OutputLocation{Name: o.Name, URI: r.Path})
+		}
+	}
+	return out
+}
+
+// pipelineOutputs resolves the pipeline's own outputs from the steps that
+// produce them.
+func (d *dag) pipelineOutputs() []OutputLocation {
+	var out []OutputLocation
+	for _, o := range d.in.Pipeline.Outputs {
+		if n := d.byName[o.Step]; n != nil {
+			if r, ok := n.outputs[o.StepOutput]; ok && r.Path != "" {
+				out = append(out, OutputLocation{Name: o.Name, URI: r.Path})
+			}
+		}
+	}
+	return out
+}
+
+func (d *dag) states() []StepState {
+	out := make([]StepState, len(d.nodes))
+	for i, n := range d.nodes {
+		out[i] = n.state
+	}
+	return out
+}
+
+func (d *dag) stepAttributes(s plan.Step) temporal.SearchAttributes {
+	updates := []temporal.SearchAttributeUpdate{
+		keyRun.ValueSet(d.in.RunID),
+		keyPipeline.ValueSet(d.in.Name),
+		keyStep.ValueSet(s.Path),
+		keyStepType.ValueSet(string(s.Type)),
+	}
+	if d.in.Experiment != "" {
+		updates = append(updates, keyExperiment.ValueSet(d.in.Experiment))
+	}
+	if s.Compute != "" {
+		updates = append(updates, keyCompute.ValueSet(s.Compute))
+	}
+	return temporal.NewSearchAttributes(updates...)
+}
+
+// rootMessage is the innermost application error's message: what the user
+// needs, without the child-workflow and activity wrappers around it.
+func rootMessage(err error) string {
+	msg := err.Error()
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		var app *temporal.ApplicationError
+		var to *temporal.TimeoutError
+		switch {
+		case errors.As(e, &app) && app == e:
+			msg = app.Message()
+		case errors.As(e, &to) && to == e:
+			msg = "timed out (" + to.TimeoutType().String() + ")"
+		}
+	}
+	return msg
+}

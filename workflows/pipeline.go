@@ -1,0 +1,107 @@
+package workflows
+
+import (
+	"errors"
+	"fmt"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/porch-pipelines/porch/compiler/plan"
+)
+
+// maxRunningSteps caps the steps of one DAG running at once, well under
+// Temporal's limit of 2,000 pending children per workflow.
+const maxRunningSteps = 500
+
+// StepFailedType is the application error type a run fails with when a step
+// fails. Its details are one StepFailure; its cause is the step's error.
+const StepFailedType = "StepFailed"
+
+// StepFailure names the step a run failed on.
+type StepFailure struct {
+	Step string `json:"step"`
+}
+
+// Pipeline is the DAG workflow: it runs the steps of one pipeline, each as a
+// child workflow started the moment its dependencies succeed.
+func Pipeline(ctx workflow.Context, in PipelineInput) (PipelineResult, error) {
+	if in.PlanVersion != plan.Version {
+		return PipelineResult{}, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("plan format version %d is not supported (this worker runs version %d): recompile the pipeline with a matching porch", in.PlanVersion, plan.Version),
+			"UnsupportedPlan", nil)
+	}
+	d := newDAG(in, workflow.Now(ctx))
+	if err := workflow.SetQueryHandler(ctx, StepsQuery, func() ([]StepState, error) {
+		return d.states(), nil
+	}); err != nil {
+		return PipelineResult{}, err
+	}
+
+	stepCtx, cancelSteps := workflow.WithCancel(ctx)
+	sel := workflow.NewSelector(ctx)
+	running := 0
+	var firstErr error
+	var firstFailed string
+	for {
+		if ctx.Err() == nil && (firstErr == nil || in.Settings.ContinueOnStepFailure) {
+			d.skipBlocked(workflow.Now(ctx))
+			for _, s := range d.ready() {
+				if running >= maxRunningSteps {
+					break
+				}
+				d.start(s, workflow.Now(ctx))
+				f := startStep(stepCtx, d, s)
+				running++
+				sel.AddFuture(f, func(f workflow.Future) {
+					running--
+					err := d.finish(ctx, f, s)
+					if err != nil && firstErr == nil && !isCanceled(err) {
+						firstErr, firstFailed = err, s.step.Path
+						if !in.Settings.ContinueOnStepFailure {
+							cancelSteps()
+						}
+					}
+				})
+			}
+		}
+		if running == 0 {
+			break
+		}
+		sel.Select(ctx)
+	}
+	now := workflow.Now(ctx)
+	if ctx.Err() != nil {
+		d.cancelWaiting(now)
+		return PipelineResult{}, temporal.NewCanceledError()
+	}
+	if firstErr != nil {
+		d.skipBlocked(now)
+		d.cancelWaiting(now)
+		return PipelineResult{}, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("step %q failed", firstFailed), StepFailedType, firstErr, StepFailure{Step: firstFailed})
+	}
+	return PipelineResult{Outputs: d.pipelineOutputs()}, nil
+}
+
+func isCanceled(err error) bool {
+	var ce *temporal.CanceledError
+	return errors.As(err, &ce)
+}
+
+// startStep starts a step's child workflow and returns its result future.
+func startStep(ctx workflow.Context, d *dag, s *node) workflow.Future {
+	opts := workflow.ChildWorkflowOptions{
+		WorkflowID:            d.in.RunID + "/" + s.step.Path,
+		TaskQueue:             plan.DefaultTaskQueue,
+		WaitForCancellation:   true,
+		TypedSearchAttributes: d.stepAttributes(s.step),
+	}
+	ctx = workflow.WithChildOptions(ctx, opts)
+	switch s.step.Type {
+	case plan.StepPipeline:
+		return workflow.ExecuteChildWorkflow(ctx, PipelineName, d.childPipelineInput(s))
+	default:
+		return workflow.ExecuteChildWorkflow(ctx, CommandStepName, d.commandInput(s))
+	}
+}

@@ -1,0 +1,203 @@
+package workflows
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/mock"
+	"github.com/stretchr/testify/require"
+	"github.com/stretchr/testify/suite"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/porch-pipelines/porch/activities"
+	"github.com/porch-pipelines/porch/compiler"
+	"github.com/porch-pipelines/porch/compiler/plan"
+)
+
+type PipelineSuite struct {
+	suite.Suite
+	testsuite.WorkflowTestSuite
+	env *testsuite.TestWorkflowEnvironment
+
+	mu    sync.Mutex
+	calls map[string]activities.RunCommandInput
+	order []string
+}
+
+func TestPipeline(t *testing.T) { suite.Run(t, new(PipelineSuite)) }
+
+func (s *PipelineSuite) SetupTest() {
+	s.env = s.NewTestWorkflowEnvironment()
+	Register(s.env)
+	(&activities.Activities{}).Register(s.env)
+	s.calls = map[string]activities.RunCommandInput{}
+	s.order = nil
+}
+
+func (s *PipelineSuite) AfterTest(_, _ string) { s.env.AssertExpectations(s.T()) }
+
+// compile builds a plan with the real compiler from testdata.
+func (s *PipelineSuite) compile(name string) *plan.Plan {
+	p, diags := compiler.Compile("testdata/"+name, compiler.Options{})
+	s.Require().False(diags.HasErrors(), diags.Error())
+	return p
+}
+
+func input(p *plan.Plan, runID string) PipelineInput {
+	return PipelineInput{
+		PlanVersion: p.Version, RunID: runID, Name: p.Name, Settings: p.Settings,
+		Pipeline: p.Pipeline, Inputs: p.Pipeline.Inputs,
+	}
+}
+
+// onCommand mocks the command activity. A step listed in durations with a
+// positive duration succeeds after that much (test) time; with a negative
+// one it blocks until cancelled. A step in fail exits non-zero.
+func (s *PipelineSuite) onCommand(durations map[string]time.Duration, fail map[string]bool) {
+	run := func(ctx context.Context, in activities.RunCommandInput) (activities.RunCommandResult, error) {
+		s.mu.Lock()
+		s.calls[in.StepPath] = in
+		s.order = append(s.order, in.StepPath)
+		s.mu.Unlock()
+		if durations[in.StepPath] < 0 {
+			<-ctx.Done()
+			return activities.RunCommandResult{}, ctx.Err()
+		}
+		if fail[in.StepPath] {
+			return activities.RunCommandResult{}, temporal.NewNonRetryableApplicationError(
+				"command exited with code 3", activities.CommandFailedType, nil,
+				activities.CommandFailure{ExitCode: 3, StderrTail: []string{"boom"}})
+		}
+		return activities.RunCommandResult{Attempt: activity.GetInfo(ctx).Attempt}, nil
+	}
+	// testify picks the first matching expectation: timed steps first.
+	for step, d := range durations {
+		if d > 0 {
+			s.env.OnActivity(activities.RunCommandName, mock.Anything, mock.MatchedBy(func(in activities.RunCommandInput) bool {
+				return in.StepPath == step
+			})).Return(run).After(d).Maybe()
+		}
+	}
+	s.env.OnActivity(activities.RunCommandName, mock.Anything, mock.Anything).Return(run).Maybe()
+}
+
+func (s *PipelineSuite) states() map[string]StepState {
+	v, err := s.env.QueryWorkflow(StepsQuery)
+	s.Require().NoError(err)
+	var st []StepState
+	s.Require().NoError(v.Get(&st))
+	out := map[string]StepState{}
+	for _, x := range st {
+		out[x.Path] = x
+	}
+	return out
+}
+
+func (s *PipelineSuite) TestBindingsResolveAtRunTime() {
+	p := s.compile("diamond.yaml")
+	s.onCommand(nil, nil)
+	s.env.ExecuteWorkflow(PipelineName, input(p, "diamond-run1"))
+	s.Require().True(s.env.IsWorkflowCompleted())
+	s.Require().NoError(s.env.GetWorkflowError())
+
+	a, b, d, e := s.calls["a"], s.calls["b"], s.calls["d"], s.calls["e"]
+	s.Equal("hello", a.Inputs[0].Value.Literal)
+	aOut := "azureml://datastores/workspaceblobstore/paths/azureml/diamond-run1/a/out/"
+	s.Equal(aOut, a.Outputs[0].Path)
+	s.Equal(plan.ValueData, b.Inputs[0].Value.Kind)
+	s.Equal(aOut, b.Inputs[0].Value.Data.Path)
+	s.Equal("1e-3", b.Inputs[1].Value.Literal, "literals reach the command as written")
+	named := "azureml://datastores/workspaceblobstore/paths/diamond-run1/named/"
+	s.Equal(named, b.Outputs[0].Path, "${{name}} in an output path is the run id")
+	s.Equal(named, d.Inputs[0].Value.Data.Path)
+	s.Equal("azureml://datastores/workspaceblobstore/paths/azureml/diamond-run1/c/artifacts/", e.Inputs[0].Value.Data.Path)
+
+	st := s.states()
+	for _, step := range []string{"a", "b", "c", "d", "e"} {
+		s.Equal(StatusSucceeded, st[step].Status, step)
+		s.Equal("diamond-run1/"+step, st[step].WorkflowID)
+	}
+	s.Contains(st["a"].Outputs, OutputLocation{Name: "out", URI: aOut})
+}
+
+func (s *PipelineSuite) TestStepsStartWhenTheirOwnDependenciesFinish() {
+	p := s.compile("diamond.yaml")
+	// c is slow; b and d hang off a only, so they must finish long before c.
+	s.onCommand(map[string]time.Duration{"a": time.Minute, "b": time.Minute, "c": time.Hour, "d": time.Minute, "e": time.Minute}, nil)
+	s.env.ExecuteWorkflow(PipelineName, input(p, "r"))
+	s.Require().NoError(s.env.GetWorkflowError())
+	st := s.states()
+	s.True(st["b"].Started.Before(st["a"].Ended.Add(time.Second)), "b starts as soon as a ends")
+	s.False(st["d"].Started.Before(st["b"].Ended), "d waits for b")
+	s.True(st["d"].Ended.Before(st["c"].Ended), "d does not wait for the slow c")
+	s.False(st["e"].Started.Before(st["c"].Ended), "e waits for c")
+}
+
+func (s *PipelineSuite) TestFirstFailureCancelsRunningSteps() {
+	p := s.compile("failfast.yaml")
+	s.onCommand(map[string]time.Duration{"slow": -1}, map[string]bool{"fail": true})
+	s.env.ExecuteWorkflow(PipelineName, input(p, "r"))
+	err := s.env.GetWorkflowError()
+	s.Require().Error(err)
+	var app *temporal.ApplicationError
+	s.Require().True(errors.As(err, &app))
+	s.Equal(StepFailedType, app.Type())
+	var f StepFailure
+	s.Require().NoError(app.Details(&f))
+	s.Equal("fail", f.Step)
+
+	st := s.states()
+	s.Equal(StatusFailed, st["fail"].Status)
+	s.Equal("command exited with code 3", st["fail"].Error)
+	s.Equal(StatusCanceled, st["slow"].Status, "a running sibling is cancelled")
+	s.Equal(StatusSkipped, st["after"].Status)
+}
+
+func (s *PipelineSuite) TestContinueOnStepFailureFinishesIndependentBranches() {
+	p := s.compile("branches.yaml")
+	s.onCommand(map[string]time.Duration{"slow": time.Hour}, map[string]bool{"fail": true})
+	s.env.ExecuteWorkflow(PipelineName, input(p, "r"))
+	err := s.env.GetWorkflowError()
+	s.Require().Error(err)
+	s.Contains(err.Error(), `step "fail" failed`)
+	st := s.states()
+	s.Equal(StatusFailed, st["fail"].Status)
+	s.Equal(StatusSkipped, st["after"].Status)
+	s.Equal(StatusSucceeded, st["slow"].Status, "the independent branch finishes")
+	s.Equal(StatusSucceeded, st["ok"].Status)
+	s.NotContains(s.order, "after")
+}
+
+func (s *PipelineSuite) TestNestedPipelinesAreChildDAGs() {
+	p := s.compile("nested.yaml")
+	s.onCommand(nil, nil)
+	s.env.ExecuteWorkflow(PipelineName, input(p, "n1"))
+	s.Require().NoError(s.env.GetWorkflowError())
+
+	first, second, last := s.calls["first/make"], s.calls["second/make"], s.calls["last"]
+	s.Equal("3", first.Inputs[0].Value.Literal)
+	s.Equal(plan.ValueNone, first.Inputs[1].Value.Kind, "an unset optional input stays unset")
+	s.Equal("5", second.Inputs[0].Value.Literal)
+	firstOut := first.Outputs[0].Path
+	s.Equal(firstOut, second.Inputs[1].Value.Data.Path, "the second copy reads the first copy's output")
+	s.Equal(second.Outputs[0].Path, last.Inputs[0].Value.Data.Path)
+	s.NotEqual(firstOut, second.Outputs[0].Path)
+}
+
+// limits.timeout is tested on the real server (worker/integration_test.go):
+// the test environment does not enforce activity timeouts on mocks.
+
+func TestUnknownPlanVersionIsRefused(t *testing.T) {
+	var ts testsuite.WorkflowTestSuite
+	env := ts.NewTestWorkflowEnvironment()
+	Register(env)
+	env.ExecuteWorkflow(PipelineName, PipelineInput{PlanVersion: 99, RunID: "r"})
+	err := env.GetWorkflowError()
+	require.Error(t, err)
+	require.Contains(t, err.Error(), "plan format version 99 is not supported")
+}

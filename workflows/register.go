@@ -1,0 +1,36 @@
+package workflows
+
+import (
+	"go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+)
+
+// Register registers porch's workflows under their stable names.
+func Register(r worker.WorkflowRegistry) {
+	r.RegisterWorkflowWithOptions(Pipeline, workflow.RegisterOptions{Name: PipelineName})
+	r.RegisterWorkflowWithOptions(CommandStep, workflow.RegisterOptions{Name: CommandStepName})
+}
+
+var (
+	keyRun        = temporal.NewSearchAttributeKeyKeyword(AttrRun)
+	keyPipeline   = temporal.NewSearchAttributeKeyKeyword(AttrPipeline)
+	keyExperiment = temporal.NewSearchAttributeKeyKeyword(AttrExperiment)
+	keyStep       = temporal.NewSearchAttributeKeyKeyword(AttrStep)
+	keyStepType   = temporal.NewSearchAttributeKeyKeyword(AttrStepType)
+	keyCompute    = temporal.NewSearchAttributeKeyKeyword(AttrCompute)
+)
+
+// SearchAttributes returns the search attributes porch sets, to register on
+// a server.
+func SearchAttributes() map[string]enums.IndexedValueType {
+	return map[string]enums.IndexedValueType{
+		AttrRun:        enums.INDEXED_VALUE_TYPE_KEYWORD,
+		AttrPipeline:   enums.INDEXED_VALUE_TYPE_KEYWORD,
+		AttrExperiment: enums.INDEXED_VALUE_TYPE_KEYWORD,
+		AttrStep:       enums.INDEXED_VALUE_TYPE_KEYWORD,
+		AttrStepType:   enums.INDEXED_VALUE_TYPE_KEYWORD,
+		AttrCompute:    enums.INDEXED_VALUE_TYPE_KEYWORD,
+	}
+}

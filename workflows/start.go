@@ -1,0 +1,88 @@
+package workflows
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"strings"
+
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/porch-pipelines/porch/compiler/plan"
+)
+
+// maxMemoSource bounds the pipeline YAML kept in a run's memo, well under
+// Temporal's payload limits.
+const maxMemoSource = 128 << 10
+
+// NewRunID returns a fresh run id, "<pipeline-name>-<short-id>".
+func NewRunID(p *plan.Plan) string {
+	const alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	for i := range b {
+		b[i] = alphabet[int(b[i])%len(alphabet)]
+	}
+	return p.Name + "-" + string(b)
+}
+
+// Start submits a compiled plan as a run with the given id. source is the
+// pipeline YAML, kept in the memo for the UI.
+func Start(ctx context.Context, c client.Client, p *plan.Plan, runID string, source []byte) (client.WorkflowRun, error) {
+	in := PipelineInput{
+		PlanVersion: p.Version,
+		RunID:       runID,
+		Name:        p.Name,
+		Experiment:  p.ExperimentName,
+		Settings:    p.Settings,
+		Pipeline:    p.Pipeline,
+		Inputs:      p.Pipeline.Inputs,
+	}
+	if len(source) > maxMemoSource {
+		source = append(source[:maxMemoSource:maxMemoSource], "\n# ... truncated by porch"...)
+	}
+	attrs := []temporal.SearchAttributeUpdate{
+		keyRun.ValueSet(runID),
+		keyPipeline.ValueSet(p.Name),
+		keyStepType.ValueSet(string(plan.StepPipeline)),
+	}
+	if p.ExperimentName != "" {
+		attrs = append(attrs, keyExperiment.ValueSet(p.ExperimentName))
+	}
+	opts := client.StartWorkflowOptions{
+		ID:                    runID,
+		TaskQueue:             plan.DefaultTaskQueue,
+		TypedSearchAttributes: temporal.NewSearchAttributes(attrs...),
+		Memo: map[string]any{
+			MemoSource: string(source),
+			MemoPlan:   Summary(p),
+		},
+	}
+	return c.ExecuteWorkflow(ctx, opts, PipelineName, in)
+}
+
+// Summary describes a plan one line per step, indented by nesting:
+// "train  command  compute=cpu-cluster  after: prep".
+func Summary(p *plan.Plan) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s (%s)\n", p.Name, p.Source)
+	summarise(&b, p.Pipeline, "  ")
+	return b.String()
+}
+
+func summarise(b *strings.Builder, pl plan.Pipeline, indent string) {
+	for _, s := range pl.Steps {
+		fmt.Fprintf(b, "%s%s  %s", indent, s.Name, s.Type)
+		if s.Compute != "" {
+			fmt.Fprintf(b, "  compute=%s", s.Compute)
+		}
+		if len(s.DependsOn) > 0 {
+			fmt.Fprintf(b, "  after: %s", strings.Join(s.DependsOn, ", "))
+		}
+		b.WriteString("\n")
+		if s.Pipeline != nil {
+			summarise(b, *s.Pipeline, indent+"  ")
+		}
+	}
+}
