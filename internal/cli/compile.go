@@ -1,0 +1,167 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/porch-pipelines/porch/compiler"
+	"github.com/porch-pipelines/porch/compiler/plan"
+	"github.com/spf13/cobra"
+)
+
+func (a *app) validateCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "validate FILE",
+		Short: "Check a pipeline job YAML file and the components it uses",
+		Args:  exactArgs(1, "one pipeline YAML file"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			p, err := a.compile(args[0], nil)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(a.stdout, "%s: ok (%d steps)\n", args[0], countSteps(p.Pipeline))
+			return nil
+		},
+	}
+}
+
+func (a *app) compileCommand() *cobra.Command {
+	var output string
+	var set []string
+	cmd := &cobra.Command{
+		Use:   "compile FILE",
+		Short: "Compile a pipeline job YAML file and print the plan porch runs",
+		Args:  exactArgs(1, "one pipeline YAML file"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if output != "json" && output != "summary" {
+				return usageError("-o %q: expected json or summary", output)
+			}
+			overrides, err := parseSet(set)
+			if err != nil {
+				return err
+			}
+			p, err := a.compile(args[0], overrides)
+			if err != nil {
+				return err
+			}
+			if output == "summary" {
+				writeSummary(a.stdout, p)
+				return nil
+			}
+			data, err := json.MarshalIndent(p, "", "  ")
+			if err != nil {
+				return fmt.Errorf("encode the plan: %v", err)
+			}
+			_, err = fmt.Fprintf(a.stdout, "%s\n", data)
+			return err
+		},
+	}
+	cmd.Flags().StringVarP(&output, "output", "o", "json", "output format: json (the plan) or summary (one line per step)")
+	cmd.Flags().StringArrayVar(&set, "set", nil, "override a pipeline input: inputs.NAME=VALUE (repeatable)")
+	return cmd
+}
+
+// compile compiles path and prints its diagnostics to stderr. Warnings do
+// not stop it; errors end the command with exit code 1.
+func (a *app) compile(path string, set map[string]string) (*plan.Plan, error) {
+	p, diags := compiler.Compile(path, compiler.Options{Set: set})
+	if len(diags) > 0 {
+		diags.Format(a.stderr)
+	}
+	if diags.HasErrors() || p == nil {
+		return nil, silentExit(ExitFailure)
+	}
+	return p, nil
+}
+
+// readSource reads the pipeline file for the run's memo.
+func readSource(path string) ([]byte, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %v", path, err)
+	}
+	return data, nil
+}
+
+// parseSet turns --set inputs.x=v flags into compiler overrides.
+func parseSet(flags []string) (map[string]string, error) {
+	if len(flags) == 0 {
+		return nil, nil
+	}
+	set := make(map[string]string, len(flags))
+	for _, f := range flags {
+		key, value, ok := strings.Cut(f, "=")
+		key = strings.TrimSpace(key)
+		if !ok || key == "" {
+			return nil, usageError("--set %q: expected inputs.NAME=VALUE", f)
+		}
+		set[key] = value
+	}
+	return set, nil
+}
+
+// countSteps counts the steps of p and of its nested pipelines.
+func countSteps(p plan.Pipeline) int {
+	n := 0
+	for _, s := range p.Steps {
+		n++
+		if s.Pipeline != nil {
+			n += countSteps(*s.Pipeline)
+		}
+	}
+	return n
+}
+
+// writeSummary prints the plan one step a line, nested steps indented.
+func writeSummary(w io.Writer, p *plan.Plan) {
+	fmt.Fprintf(w, "pipeline %s (%d steps, datastore %s", p.Name, countSteps(p.Pipeline), p.Settings.DefaultDatastore)
+	if p.Settings.ContinueOnStepFailure {
+		fmt.Fprint(w, ", continue on step failure")
+	}
+	fmt.Fprintln(w, ")")
+	for _, in := range p.Pipeline.Inputs {
+		fmt.Fprintf(w, "input %s (%s) = %s\n", in.Name, in.Type, valueText(in.Value))
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "STEP\tTYPE\tCOMPUTE\tAFTER")
+	writeSteps(tw, p.Pipeline, "")
+	tw.Flush()
+}
+
+func writeSteps(w io.Writer, p plan.Pipeline, indent string) {
+	for _, s := range p.Steps {
+		compute := s.Compute
+		if compute == "" {
+			compute = "-"
+		}
+		after := strings.Join(s.DependsOn, ",")
+		if after == "" {
+			after = "-"
+		}
+		fmt.Fprintf(w, "%s%s\t%s\t%s\t%s\n", indent, s.Path, s.Type, compute, after)
+		if s.Pipeline != nil {
+			writeSteps(w, *s.Pipeline, indent+"  ")
+		}
+	}
+}
+
+// valueText shows a bound value briefly.
+func valueText(v plan.Value) string {
+	switch v.Kind {
+	case plan.ValueLiteral:
+		return v.Literal
+	case plan.ValueData:
+		if v.Data != nil {
+			return v.Data.Path
+		}
+	case plan.ValueStepOutput:
+		return v.Step + "." + v.Output
+	case plan.ValueParentInput:
+		return "parent." + v.Input
+	}
+	return "(unset)"
+}

@@ -1,0 +1,85 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// devState is what a running `porch dev` leaves in $PORCH_HOME/dev.json so
+// that other porch commands find it without --address.
+type devState struct {
+	Address   string `json:"address"`
+	Namespace string `json:"namespace"`
+	UI        string `json:"ui,omitempty"`
+	PID       int    `json:"pid"`
+}
+
+func devStatePath(home string) string { return filepath.Join(home, "dev.json") }
+
+// writeDevState records a running dev server; the returned func removes the
+// record if it is still this process's.
+func writeDevState(home string, st devState) (func(), error) {
+	data, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	path := devStatePath(home)
+	if err := os.WriteFile(path, append(data, '\n'), 0o644); err != nil {
+		return nil, fmt.Errorf("record the dev server in %s: %v", path, err)
+	}
+	return func() {
+		if cur, ok := loadDevState(home); ok && cur.PID == st.PID {
+			os.Remove(path)
+		}
+	}, nil
+}
+
+func loadDevState(home string) (devState, bool) {
+	var st devState
+	data, err := os.ReadFile(devStatePath(home))
+	if err != nil || json.Unmarshal(data, &st) != nil || st.Address == "" {
+		return devState{}, false
+	}
+	return st, true
+}
+
+// runningDev returns the dev server recorded in home when it answers.
+func runningDev(home string) (devState, bool) {
+	st, ok := loadDevState(home)
+	if !ok {
+		return st, false
+	}
+	conn, err := net.DialTimeout("tcp", st.Address, 500*time.Millisecond)
+	if err != nil {
+		return st, false
+	}
+	conn.Close()
+	return st, true
+}
+
+// errNoServer says a command needs a server and none is known.
+var errNoServer = errors.New("no temporal server configured and no `porch dev` running")
+
+// serverSettings resolves the server for commands that need one: the flags,
+// TEMPORAL_ADDRESS, config.yaml, else a running `porch dev`.
+func (a *app) serverSettings(flags serverFlags) (settings, error) {
+	s, err := resolveSettings(a.getenv, flags)
+	if err != nil || s.Address != "" {
+		return s, err
+	}
+	st, ok := runningDev(s.Home)
+	if !ok {
+		return s, fmt.Errorf("%w: start one with `porch dev`, or give its address with --address, "+
+			"%s, or address: in %s", errNoServer, envAddress, filepath.Join(s.Home, "config.yaml"))
+	}
+	s.Address, s.AddressFrom = st.Address, "porch dev ("+devStatePath(s.Home)+")"
+	if flags.namespace == "" && a.getenv(envNamespace) == "" && st.Namespace != "" {
+		s.Namespace = st.Namespace
+	}
+	return s, nil
+}

@@ -1,0 +1,154 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/porch-pipelines/porch/workflows"
+	"github.com/spf13/cobra"
+	commonpb "go.temporal.io/api/common/v1"
+	enums "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	workflowpb "go.temporal.io/api/workflow/v1"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/converter"
+)
+
+func (a *app) jobCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "job",
+		Short: "Submit, list, show, cancel runs and read their logs (as az ml job)",
+	}
+	cmd.AddCommand(a.jobCreateCommand(), a.jobListCommand(), a.jobShowCommand(), a.jobCancelCommand(),
+		a.jobLogsCommand())
+	return cmd
+}
+
+// connect opens a session with the configured server or a running porch dev.
+func (a *app) connect(ctx context.Context, flags serverFlags) (*session, error) {
+	s, err := a.serverSettings(flags)
+	if err != nil {
+		return nil, err
+	}
+	return a.dial(ctx, s)
+}
+
+func (a *app) jobListCommand() *cobra.Command {
+	var flags serverFlags
+	var limit int
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List runs, newest first",
+		Args:  exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if limit < 1 {
+				return usageError("--limit %d: expected a positive number", limit)
+			}
+			sess, err := a.connect(cmd.Context(), flags)
+			if err != nil {
+				return err
+			}
+			defer sess.Close()
+			return a.listRuns(cmd.Context(), sess, limit)
+		},
+	}
+	cmd.Flags().IntVar(&limit, "limit", 20, "list at most this many runs")
+	flags.register(cmd)
+	return cmd
+}
+
+// listRuns prints root runs: workflows carrying PorchRun but not PorchStep.
+func (a *app) listRuns(ctx context.Context, sess *session, limit int) error {
+	query := fmt.Sprintf("%s IS NOT NULL AND %s IS NULL", workflows.AttrRun, workflows.AttrStep)
+	resp, err := sess.client.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
+		Namespace: sess.settings.Namespace, PageSize: int32(limit), Query: query,
+	})
+	if err != nil {
+		return fmt.Errorf("list runs on %s: %v (are porch's search attributes registered? `porch dev` "+
+			"registers them; on another server: temporal operator search-attribute create --name %s --type Keyword, "+
+			"and the same for the other Porch* attributes)", sess.settings.Address, err, workflows.AttrRun)
+	}
+	execs := resp.GetExecutions()
+	if len(execs) > limit {
+		execs = execs[:limit]
+	}
+	if len(execs) == 0 {
+		fmt.Fprintf(a.stdout, "no runs on %s (namespace %s)\n", sess.settings.Address, sess.settings.Namespace)
+		return nil
+	}
+	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "RUN\tSTATUS\tSTARTED\tDURATION\tPIPELINE")
+	for _, e := range execs {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", e.GetExecution().GetWorkflowId(), statusName(e.GetStatus()),
+			e.GetStartTime().AsTime().Local().Format("2006-01-02 15:04:05"), runDuration(e),
+			keyword(e.GetSearchAttributes(), workflows.AttrPipeline))
+	}
+	return tw.Flush()
+}
+
+// statusName is "running", "completed", "failed", ...
+func statusName(s enums.WorkflowExecutionStatus) string {
+	return strings.ToLower(strings.TrimPrefix(s.String(), "WORKFLOW_EXECUTION_STATUS_"))
+}
+
+// runDuration is how long a run took, or has been running.
+func runDuration(e *workflowpb.WorkflowExecutionInfo) string {
+	start := e.GetStartTime().AsTime()
+	end := time.Now()
+	if e.GetCloseTime() != nil && e.GetStatus() != enums.WORKFLOW_EXECUTION_STATUS_RUNNING {
+		end = e.GetCloseTime().AsTime()
+	}
+	return formatDuration(end.Sub(start))
+}
+
+// keyword decodes a keyword search attribute, "" when absent.
+func keyword(sa *commonpb.SearchAttributes, name string) string {
+	p, ok := sa.GetIndexedFields()[name]
+	if !ok {
+		return ""
+	}
+	var s string
+	if converter.GetDefaultDataConverter().FromPayload(p, &s) != nil {
+		return ""
+	}
+	return s
+}
+
+func (a *app) jobCancelCommand() *cobra.Command {
+	var flags serverFlags
+	cmd := &cobra.Command{
+		Use:   "cancel RUN",
+		Short: "Cancel a run: its running steps are stopped, the others never start",
+		Args:  exactArgs(1, "one run id (see porch job list)"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			sess, err := a.connect(cmd.Context(), flags)
+			if err != nil {
+				return err
+			}
+			defer sess.Close()
+			if err := sess.client.CancelWorkflow(cmd.Context(), args[0], ""); err != nil {
+				return runError(sess, args[0], err)
+			}
+			fmt.Fprintf(a.stdout, "cancel requested for run %s: watch it stop with `porch job show --watch %s`\n",
+				args[0], args[0])
+			return nil
+		},
+	}
+	flags.register(cmd)
+	return cmd
+}
+
+// runError explains an error about a run, saying what to do when the run
+// does not exist.
+func runError(sess *session, runID string, err error) error {
+	var nf *serviceerror.NotFound
+	if errors.As(err, &nf) {
+		return fmt.Errorf("no run %q on %s (namespace %s): list runs with `porch job list`", runID,
+			sess.settings.Address, sess.settings.Namespace)
+	}
+	return fmt.Errorf("run %s: %v", runID, err)
+}

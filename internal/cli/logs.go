@@ -1,0 +1,162 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/porch-pipelines/porch/compiler/plan"
+	"github.com/porch-pipelines/porch/workflows"
+	"github.com/spf13/cobra"
+	enums "go.temporal.io/api/enums/v1"
+)
+
+func (a *app) jobLogsCommand() *cobra.Command {
+	var flags serverFlags
+	var follow bool
+	cmd := &cobra.Command{
+		Use:   "logs RUN [STEP]",
+		Short: "Print the std_log.txt of a run's steps (all, or STEP)",
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) < 1 || len(args) > 2 {
+				return usageError("job logs expects a run id and optionally a step path (see porch job show RUN)")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			sess, err := a.connect(cmd.Context(), flags)
+			if err != nil {
+				return err
+			}
+			defer sess.Close()
+			step := ""
+			if len(args) == 2 {
+				step = args[1]
+			}
+			return a.stepLogs(cmd.Context(), sess, args[0], step, follow)
+		},
+	}
+	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing as the logs grow, until the run ends")
+	flags.register(cmd)
+	return cmd
+}
+
+// logFile is one step's log and how much of it was printed.
+type logFile struct {
+	step   workflows.StepState
+	path   string
+	offset int64
+}
+
+// stepLogs prints the logs of the command steps of runID, or of step.
+func (a *app) stepLogs(ctx context.Context, sess *session, runID, step string, follow bool) error {
+	if _, err := sess.client.DescribeWorkflowExecution(ctx, runID, ""); err != nil {
+		return runError(sess, runID, err)
+	}
+	w := newStepWatcher(sess.client)
+	files, err := a.logFiles(ctx, w, sess, runID, step)
+	if err != nil {
+		return err
+	}
+	last := ""
+	for {
+		// Read the state before printing, so the pass after the run ends
+		// drains everything.
+		open := follow && a.runOpen(ctx, sess, runID)
+		for _, f := range files {
+			last = a.printNew(f, len(files) > 1, last)
+		}
+		if !open {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return silentExit(ExitInterrupted)
+		case <-time.After(pollInterval):
+		}
+		// Steps that start later appear in later snapshots.
+		if more, err := a.logFiles(ctx, w, sess, runID, step); err == nil {
+			files = mergeLogFiles(files, more)
+		}
+	}
+	if step != "" && len(files) == 1 && files[0].offset == 0 {
+		f := files[0]
+		fmt.Fprintf(a.stderr, "porch: step %s (%s) has no log on this host: %s\n", f.step.Path, f.step.Status, f.path)
+	}
+	return nil
+}
+
+// logFiles lists the log files of the run's command steps matching step.
+func (a *app) logFiles(ctx context.Context, w *stepWatcher, sess *session, runID, step string) ([]*logFile, error) {
+	steps, err := w.snapshot(ctx, runID)
+	if err != nil {
+		return nil, fmt.Errorf("read the steps of run %s: %v: porch reads them from a worker running porch workflows "+
+			"(start one with: porch worker --address %s)", runID, err, sess.settings.Address)
+	}
+	var files []*logFile
+	var names []string
+	for _, s := range steps {
+		if s.Type != plan.StepCommand {
+			continue
+		}
+		names = append(names, s.Path)
+		if step != "" && s.Path != step && !strings.HasSuffix(s.Path, "/"+step) {
+			continue
+		}
+		files = append(files, &logFile{step: s, path: stepLogFile(sess.settings.Home, runID, "", s)})
+	}
+	if step != "" && len(files) == 0 {
+		return nil, fmt.Errorf("run %s has no command step %q: its steps are %s", runID, step, strings.Join(names, ", "))
+	}
+	return files, nil
+}
+
+// mergeLogFiles keeps the offsets of known files and adds new ones.
+func mergeLogFiles(old, fresh []*logFile) []*logFile {
+	byPath := map[string]*logFile{}
+	for _, f := range old {
+		byPath[f.step.Path] = f
+	}
+	for i, f := range fresh {
+		if o, ok := byPath[f.step.Path]; ok {
+			o.step = f.step
+			fresh[i] = o
+		}
+	}
+	return fresh
+}
+
+// printNew prints what was appended to f since the last call, under a
+// header when several steps' logs interleave. It returns the step printed
+// last.
+func (a *app) printNew(f *logFile, headers bool, last string) string {
+	file, err := os.Open(f.path)
+	if errors.Is(err, fs.ErrNotExist) || err != nil {
+		return last
+	}
+	defer file.Close()
+	if _, err := file.Seek(f.offset, io.SeekStart); err != nil {
+		return last
+	}
+	data, err := io.ReadAll(file)
+	if len(data) == 0 || err != nil {
+		return last
+	}
+	if headers && last != f.step.Path {
+		fmt.Fprintf(a.stdout, "==> %s (%s) <==\n", f.step.Path, f.path)
+	}
+	a.stdout.Write(data)
+	f.offset += int64(len(data))
+	return f.step.Path
+}
+
+// runOpen says whether the run is still running.
+func (a *app) runOpen(ctx context.Context, sess *session, runID string) bool {
+	desc, err := sess.client.DescribeWorkflowExecution(ctx, runID, "")
+	return err == nil && desc.GetWorkflowExecutionInfo().GetStatus() == enums.WORKFLOW_EXECUTION_STATUS_RUNNING
+}

@@ -1,0 +1,210 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/porch-pipelines/porch/activities"
+	"github.com/porch-pipelines/porch/compiler/plan"
+	"github.com/porch-pipelines/porch/workflows"
+	enums "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+)
+
+// report prints how a watched run ended and returns the command's error.
+func (a *app) report(ctx context.Context, sess *session, runID, datastore string, took time.Duration, out watchOutcome) error {
+	if out.err == nil {
+		fmt.Fprintf(a.stdout, "run %s succeeded in %s\n", runID, formatDuration(took))
+		a.printOutputs(sess.settings.Home, out)
+		return nil
+	}
+	fmt.Fprintf(a.stderr, "porch: run %s failed after %s\n", runID, formatDuration(took))
+	for _, f := range collectFailures(ctx, sess.client, sess.settings.Home, runID, datastore, out) {
+		a.printFailure(f)
+	}
+	return silentExit(ExitFailure)
+}
+
+// printOutputs lists the pipeline's outputs, or every step's when the
+// pipeline declares none, with their local paths.
+func (a *app) printOutputs(home string, out watchOutcome) {
+	type row struct{ name, uri string }
+	var rows []row
+	for _, o := range out.result.Outputs {
+		rows = append(rows, row{o.Name, o.URI})
+	}
+	if len(rows) == 0 {
+		for _, s := range out.steps {
+			for _, o := range s.Outputs {
+				if o.Name != plan.ArtifactsOutput {
+					rows = append(rows, row{s.Path + "." + o.Name, o.URI})
+				}
+			}
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	fmt.Fprintln(a.stdout, "outputs:")
+	for _, r := range rows {
+		if local, err := activities.LocalPath(home, r.uri); err == nil && local != r.uri {
+			fmt.Fprintf(a.stdout, "  %s: %s\n    %s\n", r.name, r.uri, local)
+		} else {
+			fmt.Fprintf(a.stdout, "  %s: %s\n", r.name, r.uri)
+		}
+	}
+}
+
+// stepFailure is what porch tells about one failed step.
+type stepFailure struct {
+	path    string // "" when the run failed outside any step
+	message string
+	stderr  []string
+	logFile string
+}
+
+func (a *app) printFailure(f stepFailure) {
+	if f.path == "" {
+		fmt.Fprintf(a.stderr, "porch: %s\n", f.message)
+	} else {
+		fmt.Fprintf(a.stderr, "porch: step %q failed: %s\n", f.path, f.message)
+	}
+	if len(f.stderr) > 0 {
+		fmt.Fprintf(a.stderr, "  stderr (last %d lines):\n", len(f.stderr))
+		for _, line := range f.stderr {
+			fmt.Fprintf(a.stderr, "    %s\n", line)
+		}
+	}
+	if f.logFile != "" {
+		fmt.Fprintf(a.stderr, "  log: %s\n", f.logFile)
+	}
+}
+
+// collectFailures explains a failed run: its failed command steps with their
+// errors, stderr tails and logs, else its failed steps, else its error.
+func collectFailures(ctx context.Context, c client.Client, home, runID, datastore string, out watchOutcome) []stepFailure {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), queryTimeout)
+	defer cancel()
+	var failures []stepFailure
+	for _, only := range []bool{true, false} {
+		for _, s := range out.steps {
+			if s.Status != workflows.StatusFailed || (only && s.Type != plan.StepCommand) {
+				continue
+			}
+			f := stepFailure{path: s.Path, message: firstLine(s.Error), logFile: stepLogFile(home, runID, datastore, s)}
+			if s.WorkflowID != "" && s.Type == plan.StepCommand {
+				fillFromError(&f, c.GetWorkflow(ctx, s.WorkflowID, "").Get(ctx, nil))
+			}
+			failures = append(failures, f)
+		}
+		if len(failures) > 0 {
+			return failures
+		}
+	}
+	f := stepFailure{message: deepestMessage(out.err)}
+	fillFromError(&f, out.err)
+	return []stepFailure{f}
+}
+
+// fillFromError takes the command's failure details from err's chain.
+func fillFromError(f *stepFailure, err error) {
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		ae, ok := e.(*temporal.ApplicationError)
+		if !ok || ae.Type() != activities.CommandFailedType {
+			continue
+		}
+		f.message = firstLine(ae.Message())
+		var cf activities.CommandFailure
+		if ae.HasDetails() && ae.Details(&cf) == nil {
+			f.stderr = cf.StderrTail
+			if cf.LogFile != "" {
+				f.logFile = cf.LogFile
+			}
+		}
+		return
+	}
+	if f.message == "" && err != nil {
+		f.message = deepestMessage(err)
+	}
+}
+
+// deepestMessage is the message of the innermost error of the chain: the
+// cause, without the wrappers' context.
+func deepestMessage(err error) string {
+	if err == nil {
+		return ""
+	}
+	msg := err.Error()
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		if ae, ok := e.(*temporal.ApplicationError); ok {
+			msg = ae.Message()
+		} else if _, ok := e.(*temporal.CanceledError); ok {
+			msg = "canceled"
+		} else if _, ok := e.(*temporal.TimeoutError); ok {
+			msg = e.Error()
+		}
+	}
+	return firstLine(msg)
+}
+
+// stepLogFile is where a step's std_log.txt is on this host.
+func stepLogFile(home, runID, datastore string, s workflows.StepState) string {
+	if s.Type != plan.StepCommand {
+		return ""
+	}
+	uri := ""
+	for _, o := range s.Outputs {
+		if o.Name == plan.ArtifactsOutput {
+			uri = o.URI
+		}
+	}
+	if uri == "" {
+		if datastore == "" {
+			datastore = plan.DefaultDatastore
+		}
+		uri = plan.DefaultOutputURI(datastore, runID, s.Path, plan.ArtifactsOutput)
+	}
+	dir, err := activities.LocalPath(home, uri)
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(dir, "user_logs", "std_log.txt")
+}
+
+// checkWorkers warns when no worker polls a task queue the plan needs: the
+// run would wait for ever.
+func (a *app) checkWorkers(ctx context.Context, sess *session, p *plan.Plan) {
+	ctx, cancel := context.WithTimeout(ctx, queryTimeout)
+	defer cancel()
+	addr := sess.settings.Address
+	if !hasPollers(ctx, sess.client, plan.DefaultTaskQueue, enums.TASK_QUEUE_TYPE_WORKFLOW) {
+		fmt.Fprintf(a.stderr, "porch: warning: no worker runs porch workflows on %s (task queue %q): "+
+			"start one with: porch worker --address %s\n", addr, plan.DefaultTaskQueue, addr)
+	}
+	for _, compute := range p.Computes() {
+		tq := plan.TaskQueue(compute)
+		if hasPollers(ctx, sess.client, tq, enums.TASK_QUEUE_TYPE_ACTIVITY) {
+			continue
+		}
+		name, flag := "the default compute", ""
+		if compute != "" {
+			name, flag = fmt.Sprintf("compute %q", compute), " --compute "+compute
+		}
+		fmt.Fprintf(a.stderr, "porch: warning: no worker serves %s (task queue %q): its steps wait until "+
+			"one does: start one with: porch worker --address %s%s\n", name, tq, addr, flag)
+	}
+}
+
+// hasPollers says whether a queue has pollers; when the server cannot say,
+// it assumes so rather than warn wrongly.
+func hasPollers(ctx context.Context, c client.Client, tq string, kind enums.TaskQueueType) bool {
+	resp, err := c.DescribeTaskQueue(ctx, tq, kind)
+	if err != nil {
+		return true
+	}
+	return len(resp.GetPollers()) > 0
+}

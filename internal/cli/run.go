@@ -1,0 +1,177 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/porch-pipelines/porch/compiler/plan"
+	"github.com/porch-pipelines/porch/workflows"
+	"github.com/spf13/cobra"
+	"go.temporal.io/sdk/client"
+)
+
+// cancelWait bounds the wait for a canceled run's steps to stop.
+const cancelWait = time.Minute
+
+// runFlags are the flags of `porch run` and `porch job create`.
+type runFlags struct {
+	server serverFlags
+	set    []string
+	detach bool
+}
+
+func (f *runFlags) register(cmd *cobra.Command) {
+	cmd.Flags().StringArrayVar(&f.set, "set", nil, "override a pipeline input: inputs.NAME=VALUE (repeatable)")
+	cmd.Flags().BoolVar(&f.detach, "detach", false, "submit the run and exit without watching it (needs a server)")
+	f.server.register(cmd)
+}
+
+func (f *serverFlags) register(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.address, "address", "", "Temporal frontend host:port (default: $TEMPORAL_ADDRESS, then address: in $PORCH_HOME/config.yaml)")
+	cmd.Flags().StringVar(&f.namespace, "namespace", "", "Temporal namespace (default: $TEMPORAL_NAMESPACE, then config.yaml, then \"default\")")
+}
+
+func (a *app) runCommand(use string) *cobra.Command {
+	var f runFlags
+	cmd := &cobra.Command{
+		Use:   use,
+		Short: "Compile a pipeline job YAML file, run it and watch it",
+		Long: "Compile a pipeline job YAML file, run it and watch its steps.\n\n" +
+			"With no server configured (--address, $TEMPORAL_ADDRESS, address: in $PORCH_HOME/config.yaml)\n" +
+			"porch starts an embedded Temporal server and a worker for the run, and stops them at the end.",
+		Args: exactArgs(1, "one pipeline YAML file"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.runPipeline(cmd.Context(), args[0], f)
+		},
+	}
+	f.register(cmd)
+	return cmd
+}
+
+// jobCreateCommand is `porch job create -f FILE`, as `az ml job create`.
+func (a *app) jobCreateCommand() *cobra.Command {
+	var f runFlags
+	var file string
+	cmd := &cobra.Command{
+		Use:   "create -f FILE",
+		Short: "Run a pipeline job YAML file (the same as porch run FILE)",
+		Args:  exactArgs(0, "no arguments: name the file with -f"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if file == "" {
+				return usageError("job create needs the pipeline file: porch job create -f FILE")
+			}
+			return a.runPipeline(cmd.Context(), file, f)
+		},
+	}
+	cmd.Flags().StringVarP(&file, "file", "f", "", "the pipeline job YAML file")
+	f.register(cmd)
+	return cmd
+}
+
+// runPipeline compiles file, submits it and, unless detached, watches it to
+// the end.
+func (a *app) runPipeline(ctx context.Context, file string, f runFlags) error {
+	set, err := parseSet(f.set)
+	if err != nil {
+		return err
+	}
+	s, err := resolveSettings(a.getenv, f.server)
+	if err != nil {
+		return err
+	}
+	p, err := a.compile(file, set)
+	if err != nil {
+		return err
+	}
+	source, err := readSource(file)
+	if err != nil {
+		return err
+	}
+	if f.detach && s.Address == "" {
+		return usageError("--detach needs a server that outlives porch, and none is configured: the embedded " +
+			"server stops when porch exits. Start one with `porch dev`, then pass --address or set " + envAddress)
+	}
+	sess, err := a.openRunSession(ctx, s, p)
+	if err != nil {
+		return err
+	}
+	defer sess.Close()
+	runID := workflows.NewRunID(p)
+	started := time.Now()
+	run, err := workflows.Start(ctx, sess.client, p, runID, source)
+	if err != nil {
+		return fmt.Errorf("submit the run: %v", err)
+	}
+	if f.detach {
+		fmt.Fprintln(a.stdout, runID)
+		fmt.Fprintf(a.stderr, "porch: run %s submitted: watch it with `porch job show --watch %s`\n", runID, runID)
+		return nil
+	}
+	a.printRunHeader(sess, runID)
+	out := a.watch(ctx, sess.client, run, newProgress(a.stdout, a.terminal))
+	if out.interrupted {
+		return a.interrupted(sess, run, out)
+	}
+	return a.report(ctx, sess, runID, p.Settings.DefaultDatastore, time.Since(started), out)
+}
+
+// openRunSession connects to the configured server, or embeds one.
+func (a *app) openRunSession(ctx context.Context, s settings, p *plan.Plan) (*session, error) {
+	if s.Address == "" {
+		return a.startEmbedded(ctx, s, planComputes(p))
+	}
+	sess, err := a.dial(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	a.checkWorkers(ctx, sess, p)
+	return sess, nil
+}
+
+// printRunHeader is the first line of a watched run: its id and how to
+// watch it from elsewhere.
+func (a *app) printRunHeader(sess *session, runID string) {
+	watch := "porch job show --watch " + runID
+	if sess.embedded() {
+		fmt.Fprintf(a.stdout, "run %s on an embedded server at %s (stops when porch exits): watch with `%s --address %s`",
+			runID, sess.settings.Address, watch, sess.settings.Address)
+	} else {
+		fmt.Fprintf(a.stdout, "run %s on %s: watch with `%s`", runID, sess.settings.Address, watch)
+	}
+	if ui := sess.uiAddress(); ui != "" {
+		fmt.Fprintf(a.stdout, ", UI %s", ui)
+	}
+	fmt.Fprintln(a.stdout)
+}
+
+// interrupted handles Ctrl-C: an embedded server's run is canceled and
+// waited for; a remote run goes on and porch says how to get back to it.
+func (a *app) interrupted(sess *session, run client.WorkflowRun, out watchOutcome) error {
+	id := run.GetID()
+	if !sess.embedded() {
+		fmt.Fprintf(a.stderr, "porch: stopped watching; run %s goes on on %s\n"+
+			"  reattach: porch job show --watch %s\n  cancel:   porch job cancel %s\n", id, sess.settings.Address, id, id)
+		return silentExit(ExitInterrupted)
+	}
+	fmt.Fprintf(a.stderr, "porch: interrupted: canceling run %s and stopping its steps (Ctrl-C again to quit at once)\n", id)
+	// A second signal now kills porch the default way.
+	signal.Reset(os.Interrupt, syscall.SIGTERM)
+	ctx, cancel := context.WithTimeout(context.Background(), cancelWait)
+	defer cancel()
+	if err := sess.client.CancelWorkflow(ctx, id, ""); err != nil {
+		fmt.Fprintf(a.stderr, "porch: cancel run %s: %v\n", id, err)
+		return silentExit(ExitInterrupted)
+	}
+	p := newPlainProgress(a.stderr, time.Local)
+	p.Update(time.Now(), out.steps)
+	if after := a.watch(ctx, sess.client, run, p); after.interrupted {
+		fmt.Fprintf(a.stderr, "porch: run %s did not stop within %s; stopping the server anyway\n", id, cancelWait)
+	} else {
+		fmt.Fprintf(a.stderr, "porch: run %s canceled\n", id)
+	}
+	return silentExit(ExitInterrupted)
+}

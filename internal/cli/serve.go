@@ -1,0 +1,223 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+
+	"github.com/porch-pipelines/porch/compiler/plan"
+	"github.com/porch-pipelines/porch/internal/devserver"
+	"github.com/porch-pipelines/porch/worker"
+	"github.com/porch-pipelines/porch/workflows"
+	"github.com/spf13/cobra"
+)
+
+// devFlags are the flags of `porch dev`.
+type devFlags struct {
+	db, ip, namespace string
+	port, uiPort      int
+	computes          []string
+}
+
+func (a *app) devCommand() *cobra.Command {
+	var f devFlags
+	cmd := &cobra.Command{
+		Use:   "dev",
+		Short: "Run a Temporal development server with the web UI and a porch worker",
+		Long: "Run a long-lived Temporal server (SQLite file), its web UI and a worker serving the default\n" +
+			"queue and the listed computes. Other porch commands on this machine find it by themselves.",
+		Args: exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, args []string) error { return a.runDev(cmd.Context(), f) },
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.db, "db", "", "SQLite database file (default $PORCH_HOME/dev.db)")
+	fl.StringVar(&f.ip, "ip", "127.0.0.1", "address the server and UI listen on")
+	fl.IntVar(&f.port, "port", 7233, "Temporal frontend gRPC port")
+	fl.IntVar(&f.uiPort, "ui-port", 8233, "web UI port; 0 for no UI")
+	fl.StringVar(&f.namespace, "namespace", defaultNamespace, "Temporal namespace, created when missing")
+	fl.StringArrayVar(&f.computes, "compute", nil, "also serve this compute's steps (repeatable)")
+	return cmd
+}
+
+func (a *app) runDev(ctx context.Context, f devFlags) error {
+	home, err := resolveHome(a.getenv)
+	if err != nil {
+		return err
+	}
+	if f.db == "" {
+		f.db = filepath.Join(home, "dev.db")
+	}
+	if err := os.MkdirAll(filepath.Dir(f.db), 0o755); err != nil {
+		return fmt.Errorf("create the database folder: %v", err)
+	}
+	serverLog, err := openLog(home, "dev-server.log")
+	if err != nil {
+		return err
+	}
+	workerLog, err := openLog(home, "dev-worker.log")
+	if err != nil {
+		serverLog.Close()
+		return err
+	}
+	sess := &session{settings: settings{Home: home, Namespace: f.namespace}, closers: []io.Closer{serverLog, workerLog}}
+	defer sess.Close()
+	sess.server, err = devserver.Start(ctx, devserver.Options{
+		DBFile: f.db, IP: f.ip, Port: f.port, UIPort: f.uiPort, Namespace: f.namespace,
+		SearchAttributes: workflows.SearchAttributes(), LogWriter: serverLog,
+	})
+	if err != nil {
+		return fmt.Errorf("start the dev server: %v: is another server using port %d? choose others with --port "+
+			"and --ui-port (server log: %s)", err, f.port, serverLog.Name())
+	}
+	sess.settings.Address, sess.settings.AddressFrom = sess.server.FrontendAddress(), "porch dev"
+	if sess.client, err = dialClient(ctx, sess.settings, sdkLogger(workerLog, slog.LevelInfo)); err != nil {
+		return err
+	}
+	computes := append([]string{""}, normaliseComputes(f.computes)...)
+	if sess.worker, err = worker.Start(sess.client, worker.Options{Home: home, Computes: computes, Workflows: true}); err != nil {
+		return fmt.Errorf("start the worker: %v", err)
+	}
+	removeState, err := writeDevState(home, devState{Address: sess.settings.Address, Namespace: f.namespace,
+		UI: sess.server.UIAddress(), PID: os.Getpid()})
+	if err != nil {
+		return err
+	}
+	defer removeState()
+	a.printDevBanner(sess, f.db, computes, serverLog.Name(), workerLog.Name())
+	<-ctx.Done()
+	fmt.Fprintln(a.stdout, "porch dev: stopping")
+	return nil
+}
+
+func (a *app) printDevBanner(sess *session, db string, computes []string, logs ...string) {
+	addr := sess.settings.Address
+	w := a.stdout
+	fmt.Fprintf(w, "porch dev: temporal server at %s, namespace %s\n", addr, sess.settings.Namespace)
+	if ui := sess.server.UIAddress(); ui != "" {
+		fmt.Fprintf(w, "  web UI:   %s\n", ui)
+	}
+	fmt.Fprintf(w, "  database: %s\n", db)
+	fmt.Fprintf(w, "  worker:   task queues %s\n", strings.Join(taskQueues(computes), ", "))
+	fmt.Fprintf(w, "  logs:     %s\n", strings.Join(logs, ", "))
+	fmt.Fprintf(w, "run a pipeline:  porch run --address %s FILE\n", addr)
+	fmt.Fprintf(w, "                 (porch job list/show/logs/cancel find this server without --address)\n")
+	fmt.Fprintf(w, "temporal CLI:    temporal workflow list --address %s --namespace %s\n", addr, sess.settings.Namespace)
+	fmt.Fprintf(w, "more computes:   porch worker --address %s --compute NAME\n", addr)
+	fmt.Fprintln(w, "press Ctrl-C to stop")
+}
+
+func (a *app) workerCommand() *cobra.Command {
+	var flags serverFlags
+	var computes []string
+	var withWorkflows bool
+	cmd := &cobra.Command{
+		Use:   "worker",
+		Short: "Run a worker: porch workflows and the steps of the given computes",
+		Long: "Run a worker for a Temporal server. Without --compute it runs porch workflows and the steps\n" +
+			"of the default compute; with --compute it serves those computes (add --workflows to run\n" +
+			"workflows too).",
+		Args: exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts := worker.Options{Computes: normaliseComputes(computes), Workflows: withWorkflows}
+			if len(computes) == 0 {
+				opts.Computes, opts.Workflows = []string{""}, true
+			}
+			return a.runWorker(cmd.Context(), flags, opts)
+		},
+	}
+	cmd.Flags().StringArrayVar(&computes, "compute", nil, "serve this compute's steps (repeatable; \"\" or serverless is the default queue)")
+	cmd.Flags().BoolVar(&withWorkflows, "workflows", false, "also run porch workflows (the default without --compute)")
+	flags.register(cmd)
+	return cmd
+}
+
+func (a *app) runWorker(ctx context.Context, flags serverFlags, opts worker.Options) error {
+	s, err := a.serverSettings(flags)
+	if err != nil {
+		return err
+	}
+	opts.Home = s.Home
+	c, err := dialClient(ctx, s, sdkLogger(a.stderr, slog.LevelInfo))
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	w, err := worker.Start(c, opts)
+	if err != nil {
+		return fmt.Errorf("start the worker: %v", err)
+	}
+	what := "steps on task queues " + strings.Join(taskQueues(opts.Computes), ", ")
+	if opts.Workflows {
+		what = "porch workflows and " + what
+	}
+	fmt.Fprintf(a.stdout, "porch worker: running %s at %s (namespace %s); Ctrl-C to stop\n", what, s.Address, s.Namespace)
+	<-ctx.Done()
+	fmt.Fprintln(a.stdout, "porch worker: stopping (running steps are canceled and retried elsewhere)")
+	w.Stop()
+	return nil
+}
+
+// normaliseComputes maps compute names as Azure writes them to plan
+// compute names: "azureml:gpu" is "gpu"; serverless and local are "".
+func normaliseComputes(names []string) []string {
+	out := make([]string, 0, len(names))
+	for _, n := range names {
+		n = strings.TrimPrefix(strings.TrimSpace(n), "azureml:")
+		if n == "serverless" || n == "local" {
+			n = ""
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+// taskQueues names the queues of computes.
+func taskQueues(computes []string) []string {
+	out := make([]string, 0, len(computes))
+	for _, c := range computes {
+		out = append(out, plan.TaskQueue(c))
+	}
+	return out
+}
+
+func (a *app) versionCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print porch's version",
+		Args:  exactArgs(0, "no arguments"),
+		Run: func(cmd *cobra.Command, args []string) {
+			fmt.Fprintf(a.stdout, "porch %s\n", buildVersion())
+		},
+	}
+}
+
+// Version is porch's version, set at link time with
+// -ldflags "-X github.com/porch-pipelines/porch/internal/cli.Version=v1.2.3";
+// otherwise the module version, or "devel".
+var Version = ""
+
+func buildVersion() string {
+	info, ok := debug.ReadBuildInfo()
+	v := Version
+	if v == "" && ok && info.Main.Version != "" && info.Main.Version != "(devel)" {
+		v = info.Main.Version
+	}
+	if v == "" {
+		v = "devel"
+	}
+	if !ok {
+		return v
+	}
+	extra := []string{info.GoVersion}
+	for _, d := range info.Deps {
+		if d.Path == "go.temporal.io/sdk" || d.Path == "go.temporal.io/server" {
+			extra = append(extra, strings.TrimPrefix(d.Path, "go.temporal.io/")+" "+d.Version)
+		}
+	}
+	return v + " (" + strings.Join(extra, ", ") + ")"
+}

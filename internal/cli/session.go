@@ -1,0 +1,150 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/porch-pipelines/porch/compiler/plan"
+	"github.com/porch-pipelines/porch/internal/devserver"
+	"github.com/porch-pipelines/porch/worker"
+	"github.com/porch-pipelines/porch/workflows"
+	"go.temporal.io/sdk/client"
+	sdklog "go.temporal.io/sdk/log"
+)
+
+// dialTimeout bounds connecting to a Temporal server.
+const dialTimeout = 10 * time.Second
+
+// session is a connection to a Temporal server, remote or embedded, with
+// the in-process worker porch started for it, if any.
+type session struct {
+	settings settings
+	client   client.Client
+	server   *devserver.Server // nil for a remote server
+	worker   *worker.Worker    // nil when porch runs no worker
+	closers  []io.Closer
+}
+
+// embedded says whether porch started the server and stops it at the end.
+func (s *session) embedded() bool { return s.server != nil }
+
+// uiAddress is the web UI's address, "" when there is none porch knows of.
+func (s *session) uiAddress() string {
+	if s.server == nil {
+		return ""
+	}
+	return s.server.UIAddress()
+}
+
+// Close stops the worker, the client and the embedded server, in that order.
+func (s *session) Close() {
+	if s.worker != nil {
+		s.worker.Stop()
+	}
+	if s.client != nil {
+		s.client.Close()
+	}
+	if s.server != nil {
+		s.server.Stop()
+	}
+	for _, c := range slices.Backward(s.closers) {
+		c.Close()
+	}
+}
+
+// openLog opens (appending) a log file under $PORCH_HOME/logs.
+func openLog(home, name string) (*os.File, error) {
+	dir := filepath.Join(home, "logs")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("create the log folder: %v", err)
+	}
+	f, err := os.OpenFile(filepath.Join(dir, name), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("open a log file: %v", err)
+	}
+	return f, nil
+}
+
+// sdkLogger routes the Temporal SDK's logs to w at level and above.
+func sdkLogger(w io.Writer, level slog.Level) sdklog.Logger {
+	return sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level})))
+}
+
+// dial connects to a remote server. The SDK's logs go to $PORCH_HOME/logs/porch.log.
+func (a *app) dial(ctx context.Context, s settings) (*session, error) {
+	logf, err := openLog(s.Home, "porch.log")
+	if err != nil {
+		return nil, err
+	}
+	sess := &session{settings: s, closers: []io.Closer{logf}}
+	sess.client, err = dialClient(ctx, s, sdkLogger(logf, slog.LevelWarn))
+	if err != nil {
+		sess.Close()
+		return nil, err
+	}
+	return sess, nil
+}
+
+func dialClient(ctx context.Context, s settings, logger sdklog.Logger) (client.Client, error) {
+	ctx, cancel := context.WithTimeout(ctx, dialTimeout)
+	defer cancel()
+	c, err := client.DialContext(ctx, client.Options{HostPort: s.Address, Namespace: s.Namespace, Logger: logger})
+	if err != nil {
+		return nil, fmt.Errorf("cannot reach the temporal server at %s (from %s): %v: check the address, "+
+			"or start a server with `porch dev`", s.Address, s.AddressFrom, err)
+	}
+	return c, nil
+}
+
+// startEmbedded starts an in-memory server on a free port and a worker that
+// runs workflows and serves the default queue and computes.
+func (a *app) startEmbedded(ctx context.Context, s settings, computes []string) (*session, error) {
+	serverLog, err := openLog(s.Home, "server.log")
+	if err != nil {
+		return nil, err
+	}
+	clientLog, err := openLog(s.Home, "porch.log")
+	if err != nil {
+		serverLog.Close()
+		return nil, err
+	}
+	sess := &session{settings: s, closers: []io.Closer{serverLog, clientLog}}
+	sess.server, err = devserver.Start(ctx, devserver.Options{
+		Namespace:        s.Namespace,
+		SearchAttributes: workflows.SearchAttributes(),
+		LogWriter:        serverLog,
+	})
+	if err != nil {
+		sess.Close()
+		return nil, fmt.Errorf("start the embedded temporal server: %v (its log: %s)", err, serverLog.Name())
+	}
+	sess.settings.Address = sess.server.FrontendAddress()
+	sess.settings.AddressFrom = "the embedded server"
+	sess.client, err = dialClient(ctx, sess.settings, sdkLogger(clientLog, slog.LevelWarn))
+	if err != nil {
+		sess.Close()
+		return nil, err
+	}
+	sess.worker, err = worker.Start(sess.client, worker.Options{Home: s.Home, Computes: computes, Workflows: true})
+	if err != nil {
+		sess.Close()
+		return nil, fmt.Errorf("start the worker: %v", err)
+	}
+	return sess, nil
+}
+
+// planComputes lists the default queue ("") and every compute the plan's
+// steps use, sorted: the queues an embedded run's worker serves.
+func planComputes(p *plan.Plan) []string {
+	out := p.Computes()
+	if !slices.Contains(out, "") {
+		out = slices.Insert(out, 0, "")
+	}
+	return out
+}

@@ -1,0 +1,120 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"text/tabwriter"
+	"time"
+
+	"github.com/porch-pipelines/porch/workflows"
+	"github.com/spf13/cobra"
+	enums "go.temporal.io/api/enums/v1"
+	workflowpb "go.temporal.io/api/workflow/v1"
+)
+
+func (a *app) jobShowCommand() *cobra.Command {
+	var flags serverFlags
+	var watch bool
+	cmd := &cobra.Command{
+		Use:   "show RUN",
+		Short: "Show a run's steps; with --watch, follow it to the end",
+		Args:  exactArgs(1, "one run id (see porch job list)"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			sess, err := a.connect(cmd.Context(), flags)
+			if err != nil {
+				return err
+			}
+			defer sess.Close()
+			desc, err := sess.client.DescribeWorkflowExecution(cmd.Context(), args[0], "")
+			if err != nil {
+				return runError(sess, args[0], err)
+			}
+			info := desc.GetWorkflowExecutionInfo()
+			if watch {
+				return a.watchExisting(cmd.Context(), sess, args[0], info)
+			}
+			return a.showRun(cmd.Context(), sess, args[0], info)
+		},
+	}
+	cmd.Flags().BoolVarP(&watch, "watch", "w", false, "follow the run's progress until it ends; exit non-zero if it fails")
+	flags.register(cmd)
+	return cmd
+}
+
+// watchExisting follows a submitted run like porch run does.
+func (a *app) watchExisting(ctx context.Context, sess *session, runID string, info *workflowpb.WorkflowExecutionInfo) error {
+	fmt.Fprintf(a.stdout, "run %s on %s: %s\n", runID, sess.settings.Address, statusName(info.GetStatus()))
+	run := sess.client.GetWorkflow(ctx, runID, "")
+	out := a.watch(ctx, sess.client, run, newProgress(a.stdout, a.terminal))
+	if out.interrupted {
+		fmt.Fprintf(a.stderr, "porch: stopped watching; run %s goes on\n  reattach: porch job show --watch %s\n"+
+			"  cancel:   porch job cancel %s\n", runID, runID, runID)
+		return silentExit(ExitInterrupted)
+	}
+	took := time.Since(info.GetStartTime().AsTime())
+	if desc, err := sess.client.DescribeWorkflowExecution(ctx, runID, ""); err == nil {
+		took = runTook(desc.GetWorkflowExecutionInfo())
+	}
+	return a.report(ctx, sess, runID, "", took, out)
+}
+
+// runTook is a closed run's duration, or how long it has been running.
+func runTook(info *workflowpb.WorkflowExecutionInfo) time.Duration {
+	end := time.Now()
+	if info.GetStatus() != enums.WORKFLOW_EXECUTION_STATUS_RUNNING && info.GetCloseTime() != nil {
+		end = info.GetCloseTime().AsTime()
+	}
+	return end.Sub(info.GetStartTime().AsTime())
+}
+
+// showRun prints a run's state once: its steps, and its outputs or failures.
+func (a *app) showRun(ctx context.Context, sess *session, runID string, info *workflowpb.WorkflowExecutionInfo) error {
+	fmt.Fprintf(a.stdout, "run %s: %s (started %s, %s %s)\n", runID, statusName(info.GetStatus()),
+		info.GetStartTime().AsTime().Local().Format("2006-01-02 15:04:05"), tookWord(info), formatDuration(runTook(info)))
+	steps, err := newStepWatcher(sess.client).snapshot(ctx, runID)
+	if err != nil {
+		return fmt.Errorf("read the steps of run %s: %v: porch reads them from a worker running porch workflows "+
+			"(start one with: porch worker --address %s)", runID, err, sess.settings.Address)
+	}
+	writeStepTable(a, steps)
+	out := watchOutcome{steps: steps}
+	switch info.GetStatus() {
+	case enums.WORKFLOW_EXECUTION_STATUS_COMPLETED:
+		if sess.client.GetWorkflow(ctx, runID, "").Get(ctx, &out.result) == nil {
+			a.printOutputs(sess.settings.Home, out)
+		}
+	case enums.WORKFLOW_EXECUTION_STATUS_RUNNING:
+	default:
+		out.err = sess.client.GetWorkflow(ctx, runID, "").Get(ctx, nil)
+		for _, f := range collectFailures(ctx, sess.client, sess.settings.Home, runID, "", out) {
+			a.printFailure(f)
+		}
+	}
+	return nil
+}
+
+func tookWord(info *workflowpb.WorkflowExecutionInfo) string {
+	if info.GetStatus() == enums.WORKFLOW_EXECUTION_STATUS_RUNNING {
+		return "running for"
+	}
+	return "took"
+}
+
+// writeStepTable prints one row per step.
+func writeStepTable(a *app, steps []workflows.StepState) {
+	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "STEP\tSTATUS\tDURATION\tATTEMPT\tERROR")
+	now := time.Now()
+	for _, s := range steps {
+		d := "-"
+		if took, ok := stepDuration(now, s); ok {
+			d = formatDuration(took)
+		}
+		attempt := "-"
+		if s.Attempt > 0 {
+			attempt = fmt.Sprint(s.Attempt)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.Path, s.Status, d, attempt, truncate(firstLine(s.Error), 60))
+	}
+	tw.Flush()
+}

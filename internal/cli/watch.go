@@ -1,0 +1,133 @@
+package cli
+
+import (
+	"context"
+	"time"
+
+	"github.com/porch-pipelines/porch/compiler/plan"
+	"github.com/porch-pipelines/porch/workflows"
+	"go.temporal.io/sdk/client"
+)
+
+// pollInterval is how often the steps query is polled while watching.
+const pollInterval = 300 * time.Millisecond
+
+// queryTimeout bounds one steps query, so a server without workers does not
+// hang the watcher.
+const queryTimeout = 5 * time.Second
+
+// stepWatcher reads a run's steps, nested pipelines included, through the
+// steps query.
+type stepWatcher struct {
+	c client.Client
+	// done caches the steps of nested pipelines that have finished: they
+	// no longer change.
+	done map[string][]workflows.StepState
+}
+
+func newStepWatcher(c client.Client) *stepWatcher {
+	return &stepWatcher{c: c, done: map[string][]workflows.StepState{}}
+}
+
+// snapshot returns every step of the pipeline workflow id, each nested
+// pipeline's steps right after its own row.
+func (w *stepWatcher) snapshot(ctx context.Context, id string) ([]workflows.StepState, error) {
+	steps, err := w.query(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]workflows.StepState, 0, len(steps))
+	for _, s := range steps {
+		out = append(out, s)
+		if s.Type != plan.StepPipeline || s.WorkflowID == "" || s.Status == workflows.StatusWaiting ||
+			s.Status == workflows.StatusSkipped {
+			continue
+		}
+		if cached, ok := w.done[s.WorkflowID]; ok {
+			out = append(out, cached...)
+			continue
+		}
+		// A nested pipeline that has not started yet answers nothing: show
+		// its row alone until it does.
+		sub, err := w.snapshot(ctx, s.WorkflowID)
+		if err != nil {
+			continue
+		}
+		if finished(s.Status) {
+			w.done[s.WorkflowID] = sub
+		}
+		out = append(out, sub...)
+	}
+	return out, nil
+}
+
+func (w *stepWatcher) query(ctx context.Context, id string) ([]workflows.StepState, error) {
+	ctx, cancel := context.WithTimeout(ctx, queryTimeout)
+	defer cancel()
+	v, err := w.c.QueryWorkflow(ctx, id, "", workflows.StepsQuery)
+	if err != nil {
+		return nil, err
+	}
+	var steps []workflows.StepState
+	if err := v.Get(&steps); err != nil {
+		return nil, err
+	}
+	return steps, nil
+}
+
+// finished says whether a step status is final.
+func finished(s workflows.StepStatus) bool {
+	switch s {
+	case workflows.StatusSucceeded, workflows.StatusFailed, workflows.StatusSkipped, workflows.StatusCanceled:
+		return true
+	}
+	return false
+}
+
+// watchOutcome is how watching a run ended.
+type watchOutcome struct {
+	result workflows.PipelineResult
+	// err is the run's error; nil when it succeeded.
+	err   error
+	steps []workflows.StepState
+	// interrupted is set when ctx ended before the run did.
+	interrupted bool
+}
+
+// watch shows progress of run until it closes or ctx ends.
+func (a *app) watch(ctx context.Context, c client.Client, run client.WorkflowRun, p progress) watchOutcome {
+	w := newStepWatcher(c)
+	getCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancel()
+	var out watchOutcome
+	done := make(chan error, 1)
+	go func() { done <- run.Get(getCtx, &out.result) }()
+	tick := time.NewTicker(pollInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-done:
+			out.err = err
+			out.steps = a.finalSteps(getCtx, w, run.GetID(), out.steps)
+			p.Done(time.Now(), out.steps)
+			return out
+		case <-tick.C:
+			if steps, err := w.snapshot(getCtx, run.GetID()); err == nil {
+				out.steps = steps
+				p.Update(time.Now(), steps)
+			}
+		case <-ctx.Done():
+			out.interrupted = true
+			return out
+		}
+	}
+}
+
+// finalSteps re-reads the steps of a closed run, keeping the last snapshot
+// when the query cannot answer.
+func (a *app) finalSteps(ctx context.Context, w *stepWatcher, id string, last []workflows.StepState) []workflows.StepState {
+	if steps, err := w.snapshot(ctx, id); err == nil {
+		return steps
+	}
+	return last
+}
