@@ -1,0 +1,205 @@
+package devserver
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"go.temporal.io/server/common/cluster"
+	"go.temporal.io/server/common/config"
+	"go.temporal.io/server/common/dynamicconfig"
+	"go.temporal.io/server/common/membership/static"
+	sqliteplugin "go.temporal.io/server/common/persistence/sql/sqlplugin/sqlite"
+	"go.temporal.io/server/common/primitives"
+	sqliteschema "go.temporal.io/server/schema/sqlite"
+	"google.golang.org/protobuf/types/known/durationpb"
+)
+
+const (
+	clusterName = "active"
+	storeName   = "sqlite-default"
+	// retention of a namespace this package creates.
+	defaultRetention = 7 * 24 * time.Hour
+)
+
+// tunedDynamicConfig lifts the limits that make a one-shard server on one
+// machine slow. The server's defaults suit a cluster with hundreds of shards:
+// each queue processor reads at most 20 times a second per shard, so with one
+// shard a chain of activities waits ~50 ms a step for the transfer queue.
+var tunedDynamicConfig = map[string]any{
+	"history.transferProcessorMaxPollRPS":   10000,
+	"history.timerProcessorMaxPollRPS":      10000,
+	"history.visibilityProcessorMaxPollRPS": 10000,
+	"history.outboundProcessorMaxPollRPS":   10000,
+	// Rate limits sized for thousands of activities a second, each costing a
+	// few frontend calls (poll, complete, workflow task) and persistence writes.
+	"frontend.rps":                     100000,
+	"frontend.namespaceRPS":            100000,
+	"frontend.namespaceRPS.visibility": 1000,
+	"frontend.persistenceMaxQPS":       100000,
+	"history.rps":                      100000,
+	"history.persistenceMaxQPS":        100000,
+	"matching.rps":                     100000,
+	"matching.persistenceMaxQPS":       100000,
+	// One partition per task queue: on one host more partitions only add
+	// forwarding between them.
+	"matching.numTaskqueueReadPartitions":  1,
+	"matching.numTaskqueueWritePartitions": 1,
+	"history.cacheHostLevelMaxSize":        8192,
+}
+
+// baseDynamicConfig holds settings the dev server needs whatever the tuning.
+var baseDynamicConfig = map[string]any{
+	// Search attributes added at run time are visible at once.
+	"system.forceSearchAttributesCacheRefreshOnRead": true,
+}
+
+func dynamicConfig(tuned bool) dynamicconfig.StaticClient {
+	dc := make(dynamicconfig.StaticClient)
+	for k, v := range baseDynamicConfig {
+		dc[dynamicconfig.MakeKey(k)] = v
+	}
+	if tuned {
+		for k, v := range tunedDynamicConfig {
+			dc[dynamicconfig.MakeKey(k)] = v
+		}
+	}
+	return dc
+}
+
+// ports are the listening ports of one server's services.
+type ports struct {
+	frontend, history, matching, worker int
+}
+
+func allocatePorts(ip string, frontend int) (ports, error) {
+	p := ports{frontend: frontend}
+	for _, dst := range []*int{&p.frontend, &p.history, &p.matching, &p.worker} {
+		if *dst != 0 {
+			continue
+		}
+		port, err := freePort(ip)
+		if err != nil {
+			return ports{}, err
+		}
+		*dst = port
+	}
+	return p, nil
+}
+
+func (p ports) staticHosts(ip string) map[primitives.ServiceName]static.Hosts {
+	host := func(port int) static.Hosts {
+		return static.SingleLocalHost(net.JoinHostPort(ip, strconv.Itoa(port)))
+	}
+	return map[primitives.ServiceName]static.Hosts{
+		primitives.FrontendService: host(p.frontend),
+		primitives.HistoryService:  host(p.history),
+		primitives.MatchingService: host(p.matching),
+		primitives.WorkerService:   host(p.worker),
+	}
+}
+
+func serverConfig(opts Options, p ports, sql *config.SQL) *config.Config {
+	frontend := net.JoinHostPort(opts.IP, strconv.Itoa(p.frontend))
+	service := func(port int) config.Service {
+		var s config.Service
+		s.RPC.GRPCPort = port
+		s.RPC.BindOnIP = opts.IP
+		return s
+	}
+	var c config.Config
+	c.Global.Membership.MaxJoinDuration = 30 * time.Second
+	c.Global.Membership.BroadcastAddress = opts.IP
+	c.Persistence.DefaultStore = storeName
+	c.Persistence.VisibilityStore = storeName
+	c.Persistence.NumHistoryShards = 1
+	c.Persistence.DataStores = map[string]config.DataStore{storeName: {SQL: sql}}
+	c.ClusterMetadata = &cluster.Config{
+		FailoverVersionIncrement: 10,
+		MasterClusterName:        clusterName,
+		CurrentClusterName:       clusterName,
+		ClusterInformation: map[string]cluster.ClusterInformation{
+			clusterName: {
+				Enabled:                true,
+				InitialFailoverVersion: 1,
+				RPCAddress:             frontend,
+			},
+		},
+	}
+	c.DCRedirectionPolicy.Policy = "noop"
+	c.Services = map[string]config.Service{
+		string(primitives.FrontendService): service(p.frontend),
+		string(primitives.HistoryService):  service(p.history),
+		string(primitives.MatchingService): service(p.matching),
+		string(primitives.WorkerService):   service(p.worker),
+	}
+	c.Archival.History.State = "disabled"
+	c.Archival.Visibility.State = "disabled"
+	c.NamespaceDefaults.Archival.History.State = "disabled"
+	c.NamespaceDefaults.Archival.Visibility.State = "disabled"
+	c.PublicClient.HostPort = frontend
+	return &c
+}
+
+// memoryDBs numbers in-memory databases: each server in a process gets its
+// own, because SQLite shares a named in-memory database across connections.
+var memoryDBs atomic.Int64
+
+// sqlConfig describes the SQLite store. A new file gets its schema here; an
+// in-memory database gets it from the plugin when first opened.
+func sqlConfig(dbFile string) (*config.SQL, error) {
+	c := &config.SQL{PluginName: sqliteplugin.PluginName}
+	if dbFile == "" {
+		c.DatabaseName = fmt.Sprintf("porch-%d-%d", os.Getpid(), memoryDBs.Add(1))
+		c.ConnectAttributes = map[string]string{"mode": "memory", "cache": "shared"}
+		return c, nil
+	}
+	abs, err := filepath.Abs(dbFile)
+	if err != nil {
+		return nil, fmt.Errorf("database file %q: %w", dbFile, err)
+	}
+	c.DatabaseName = abs
+	// WAL lets readers run beside the writer and, with synchronous=normal,
+	// syncs at checkpoints rather than on every commit: file-backed
+	// throughput then matches the in-memory store.
+	c.ConnectAttributes = map[string]string{
+		"mode":         "rwc",
+		"journal_mode": "wal",
+		"synchronous":  "normal",
+		"busy_timeout": "10000",
+	}
+	_, err = os.Stat(abs)
+	switch {
+	case err == nil:
+		return c, nil
+	case !errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("database file: %w", err)
+	}
+	if _, err := os.Stat(filepath.Dir(abs)); err != nil {
+		return nil, fmt.Errorf("database file %q: directory: %w", dbFile, err)
+	}
+	if err := sqliteschema.SetupSchema(c); err != nil {
+		return nil, fmt.Errorf("database file %q: create schema: %w", dbFile, err)
+	}
+	return c, nil
+}
+
+// createNamespace adds the namespace, with its search attributes, straight to
+// the store before the server starts; it does nothing if the namespace exists.
+func createNamespace(sql *config.SQL, opts Options) error {
+	ns, err := sqliteschema.NewNamespaceConfig(clusterName, opts.Namespace, false, opts.SearchAttributes)
+	if err != nil {
+		return fmt.Errorf("namespace %q: %w", opts.Namespace, err)
+	}
+	ns.Detail.Config.Retention = durationpb.New(defaultRetention)
+	if err := sqliteschema.CreateNamespaces(sql, ns); err != nil {
+		return fmt.Errorf("namespace %q: %w", opts.Namespace, err)
+	}
+	return nil
+}

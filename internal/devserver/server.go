@@ -1,0 +1,171 @@
+// Package devserver runs a Temporal server, and optionally its web UI, inside
+// the porch process: one history shard, SQLite in memory or in a file, and
+// dynamic config tuned for a single machine.
+//
+// It is modelled on temporalio/cli's internal/devserver and is the only porch
+// package that imports go.temporal.io/server.
+package devserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"sync"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/server/common/authorization"
+	"go.temporal.io/server/common/config"
+	"go.temporal.io/server/temporal"
+)
+
+const (
+	defaultIP        = "127.0.0.1"
+	defaultNamespace = "default"
+)
+
+// Options configures an embedded server. The zero value is a headless
+// in-memory server on a free port of 127.0.0.1 serving namespace "default".
+type Options struct {
+	DBFile    string // SQLite file; "" = in-memory
+	IP        string // default "127.0.0.1"
+	Port      int    // frontend gRPC port; 0 = pick a free one
+	UIPort    int    // web UI port; 0 = no UI
+	Namespace string // default "default"; created if missing (retention 7 days)
+	// SearchAttributes are registered (idempotently) on Namespace at start: name -> type.
+	SearchAttributes map[string]enumspb.IndexedValueType
+	LogWriter        io.Writer // server logs (warn and above by default); nil = discard
+	LogLevel         string    // debug, info, warn (default), error or none
+
+	// untuned keeps Temporal's default dynamic config: the baseline for
+	// BenchmarkActivityChain.
+	untuned bool
+}
+
+// Server is a running embedded Temporal server.
+type Server struct {
+	server   temporal.Server
+	ui       *webUI
+	frontend string
+	uiURL    string
+
+	stopOnce sync.Once
+	stopErr  error
+}
+
+// Start starts a server and returns once its frontend answers and the search
+// attributes in opts are usable in visibility queries. ctx bounds the start
+// only, not the server's life: call Stop.
+func Start(ctx context.Context, opts Options) (*Server, error) {
+	opts, err := withDefaults(opts)
+	if err != nil {
+		return nil, err
+	}
+	logger, err := newServerLogger(opts.LogWriter, opts.LogLevel)
+	if err != nil {
+		return nil, fmt.Errorf("embedded temporal: %w", err)
+	}
+	if opts.Port != 0 {
+		if err := checkPortFree(opts.IP, opts.Port); err != nil {
+			return nil, fmt.Errorf("embedded temporal: frontend: %w", err)
+		}
+	}
+	p, err := allocatePorts(opts.IP, opts.Port)
+	if err != nil {
+		return nil, fmt.Errorf("embedded temporal: %w", err)
+	}
+	sql, err := sqlConfig(opts.DBFile)
+	if err != nil {
+		return nil, fmt.Errorf("embedded temporal: %w", err)
+	}
+	if err := createNamespace(sql, opts); err != nil {
+		return nil, fmt.Errorf("embedded temporal: %w", err)
+	}
+	conf := serverConfig(opts, p, sql)
+	srv, err := newTemporalServer(conf, opts, p, logger)
+	if err != nil {
+		return nil, fmt.Errorf("embedded temporal: %w", err)
+	}
+	if err := srv.Start(); err != nil {
+		_ = srv.Stop()
+		return nil, fmt.Errorf("embedded temporal: start: %w", err)
+	}
+	s := &Server{server: srv, frontend: net.JoinHostPort(opts.IP, strconv.Itoa(p.frontend))}
+	if err := s.ready(ctx, opts); err != nil {
+		_ = s.Stop()
+		return nil, fmt.Errorf("embedded temporal: %w", err)
+	}
+	if opts.UIPort != 0 {
+		ui, err := startUI(ctx, opts.IP, opts.UIPort, s.frontend)
+		if err != nil {
+			_ = s.Stop()
+			return nil, fmt.Errorf("embedded temporal: %w", err)
+		}
+		s.ui = ui
+		s.uiURL = "http://" + net.JoinHostPort(opts.IP, strconv.Itoa(opts.UIPort))
+	}
+	return s, nil
+}
+
+func withDefaults(opts Options) (Options, error) {
+	if opts.IP == "" {
+		opts.IP = defaultIP
+	}
+	if net.ParseIP(opts.IP) == nil {
+		return opts, fmt.Errorf("embedded temporal: IP %q is not an IP address", opts.IP)
+	}
+	if opts.Namespace == "" {
+		opts.Namespace = defaultNamespace
+	}
+	for name, port := range map[string]int{"port": opts.Port, "UI port": opts.UIPort} {
+		if port < 0 || port > 65535 {
+			return opts, fmt.Errorf("embedded temporal: %s %d is out of range 0-65535", name, port)
+		}
+	}
+	if opts.UIPort != 0 && opts.UIPort == opts.Port {
+		return opts, fmt.Errorf("embedded temporal: UI port and frontend port are both %d", opts.Port)
+	}
+	return opts, nil
+}
+
+func newTemporalServer(conf *config.Config, opts Options, p ports, logger serverLogger) (temporal.Server, error) {
+	authorizer, err := authorization.GetAuthorizerFromConfig(&conf.Global.Authorization)
+	if err != nil {
+		return nil, fmt.Errorf("authorizer: %w", err)
+	}
+	claimMapper, err := authorization.GetClaimMapperFromConfig(&conf.Global.Authorization, logger)
+	if err != nil {
+		return nil, fmt.Errorf("claim mapper: %w", err)
+	}
+	return temporal.NewServer(
+		temporal.WithConfig(conf),
+		temporal.ForServices(temporal.DefaultServices),
+		temporal.WithStaticHosts(p.staticHosts(opts.IP)),
+		temporal.WithLogger(logger),
+		temporal.WithAuthorizer(authorizer),
+		temporal.WithClaimMapper(func(*config.Config) authorization.ClaimMapper { return claimMapper }),
+		temporal.WithDynamicConfigClient(dynamicConfig(!opts.untuned)),
+	)
+}
+
+// FrontendAddress returns the frontend's gRPC address, host:port.
+func (s *Server) FrontendAddress() string { return s.frontend }
+
+// UIAddress returns the web UI's URL, http://host:port, or "" without a UI.
+func (s *Server) UIAddress() string { return s.uiURL }
+
+// Stop stops the UI and the server and releases their ports. Calls after the
+// first return the first call's result.
+func (s *Server) Stop() error {
+	s.stopOnce.Do(func() {
+		if s.ui != nil {
+			s.ui.stop()
+		}
+		if err := s.server.Stop(); err != nil {
+			s.stopErr = errors.Join(s.stopErr, fmt.Errorf("embedded temporal: stop: %w", err))
+		}
+	})
+	return s.stopErr
+}
