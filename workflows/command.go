@@ -1,11 +1,8 @@
 package workflows
 
 import (
-	"errors"
-	"fmt"
 	"time"
 
-	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
@@ -24,11 +21,10 @@ const (
 	// infraAttempts is how often a step is tried when its worker is lost.
 	// A command that exits non-zero is never retried.
 	infraAttempts = 3
+	// timeoutSlack lets the activity enforce limits.timeout itself (it
+	// kills the process group and says so) before Temporal's timeout.
+	timeoutSlack = time.Minute
 )
-
-// StepTimeoutType is the application error type of a step stopped by its
-// limits.timeout.
-const StepTimeoutType = "StepTimeout"
 
 // CommandStep is the workflow of one command step: it runs the command on
 // the step's compute and returns where its outputs landed.
@@ -41,22 +37,14 @@ func CommandStep(ctx workflow.Context, in CommandStepInput) (activities.RunComma
 		WaitForCancellation: true,
 		RetryPolicy: &temporal.RetryPolicy{
 			MaximumAttempts:        infraAttempts,
-			NonRetryableErrorTypes: []string{activities.CommandFailedType},
+			NonRetryableErrorTypes: []string{activities.CommandFailedType, activities.CommandTimedOutType, activities.InvalidStepType},
 		},
 	}
 	if limit > 0 {
-		// limits.timeout bounds the step from the moment it is scheduled,
-		// retries included, as Azure ML's does; it is never retried.
-		opts.StartToCloseTimeout = limit
-		opts.ScheduleToCloseTimeout = limit
+		opts.StartToCloseTimeout = limit + timeoutSlack
 	}
 	ctx = workflow.WithActivityOptions(ctx, opts)
 	var r activities.RunCommandResult
 	err := workflow.ExecuteActivity(ctx, activities.RunCommandName, in.Run).Get(ctx, &r)
-	var to *temporal.TimeoutError
-	if limit > 0 && errors.As(err, &to) && to.TimeoutType() != enums.TIMEOUT_TYPE_HEARTBEAT {
-		return r, temporal.NewNonRetryableApplicationError(
-			fmt.Sprintf("step ran longer than its limits.timeout of %s and was stopped", limit), StepTimeoutType, err)
-	}
 	return r, err
 }
