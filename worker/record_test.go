@@ -1,0 +1,69 @@
+package worker_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/api/temporalproto"
+	"go.temporal.io/api/workflowservice/v1"
+
+	"github.com/porch-pipelines/porch/workflows"
+)
+
+// TestRecordHistories regenerates the replay fixtures in
+// workflows/testdata/histories from real runs of the samples:
+//
+//	PORCH_RECORD_HISTORIES=1 go test ./worker -run TestRecordHistories
+//
+// Record them again only when a workflow change is meant to alter history,
+// and keep the old files as replay fixtures for the versions still running.
+func TestRecordHistories(t *testing.T) {
+	if os.Getenv("PORCH_RECORD_HISTORIES") == "" {
+		t.Skip("set PORCH_RECORD_HISTORIES=1 to regenerate workflows/testdata/histories")
+	}
+	out := filepath.Join("..", "workflows", "testdata", "histories")
+	require.NoError(t, os.MkdirAll(out, 0o755))
+	h := newHarness(t)
+	for _, sample := range []string{"hello", "branches", "nested", "train"} {
+		id, _ := h.run(compile(t, filepath.Join("..", "samples", sample, "pipeline.yml"), nil))
+		for _, wf := range runWorkflows(t, id) {
+			name := "v1-" + sample + "-" + strings.ReplaceAll(strings.TrimPrefix(wf, id+"/"), "/", "-")
+			if wf == id {
+				name = "v1-" + sample + "-pipeline"
+			}
+			writeHistory(t, wf, filepath.Join(out, name+".json"))
+		}
+	}
+}
+
+// runWorkflows lists a run's workflow ids: the run and every step.
+func runWorkflows(t *testing.T, runID string) []string {
+	resp, err := temporalClient.ListWorkflow(context.Background(), &workflowservice.ListWorkflowExecutionsRequest{
+		Query: workflows.AttrRun + " = '" + runID + "'",
+	})
+	require.NoError(t, err)
+	var ids []string
+	for _, e := range resp.Executions {
+		ids = append(ids, e.Execution.WorkflowId)
+	}
+	return ids
+}
+
+func writeHistory(t *testing.T, workflowID, file string) {
+	it := temporalClient.GetWorkflowHistory(context.Background(), workflowID, "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	var h historypb.History
+	for it.HasNext() {
+		ev, err := it.Next()
+		require.NoError(t, err)
+		h.Events = append(h.Events, ev)
+	}
+	b, err := temporalproto.CustomJSONMarshalOptions{Indent: "  "}.Marshal(&h)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(file, b, 0o644))
+}
