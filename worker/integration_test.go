@@ -58,10 +58,19 @@ type harness struct {
 func newHarness(t *testing.T, computes ...string) *harness {
 	t.Helper()
 	h := &harness{t: t, home: t.TempDir()}
-	w, err := worker.Start(temporalClient, worker.Options{Home: h.home, Computes: append([]string{""}, computes...), Workflows: true})
-	require.NoError(t, err)
+	w := startWorker(t, h.home, computes...)
 	t.Cleanup(w.Stop)
 	return h
+}
+
+func startWorker(t testing.TB, home string, computes ...string) *worker.Worker {
+	w, err := worker.Start(temporalClient, worker.Options{Home: home, Computes: append([]string{""}, computes...), Workflows: true})
+	require.NoError(t, err)
+	return w
+}
+
+func startRun(p *plan.Plan, src []byte) (client.WorkflowRun, error) {
+	return workflows.Start(context.Background(), temporalClient, p, workflows.NewRunID(p), src)
 }
 
 func compile(t *testing.T, path string, set map[string]string) *plan.Plan {
@@ -76,7 +85,7 @@ func (h *harness) start(p *plan.Plan) client.WorkflowRun {
 	h.t.Helper()
 	src, err := os.ReadFile(p.Source)
 	require.NoError(h.t, err)
-	run, err := workflows.Start(context.Background(), temporalClient, p, workflows.NewRunID(p), src)
+	run, err := startRun(p, src)
 	require.NoError(h.t, err)
 	return run
 }
