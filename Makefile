@@ -1,0 +1,21 @@
+# porch: the two commands a new user runs are `make run` and `make test`.
+GO ?= go
+SAMPLE ?= samples/hello/pipeline.yml
+
+.PHONY: run test build bench vet
+
+# Build porch and run a sample pipeline on the embedded Temporal server.
+run: build
+	./bin/porch run $(SAMPLE)
+
+build:
+	$(GO) build -o bin/porch ./cmd/porch
+
+# Unit, workflow, replay and integration tests (embedded server, real processes).
+test:
+	$(GO) vet ./...
+	$(GO) test -count=1 -timeout 20m ./...
+
+# Per-step overhead on the embedded server, beside its baselines.
+bench:
+	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 20m ./worker/ ./internal/devserver/
