@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -39,59 +40,89 @@ func newPlainProgress(w io.Writer, loc *time.Location) *plainProgress {
 	return &plainProgress{w: w, loc: loc, last: map[string]workflows.StepState{}, started: map[string]bool{}}
 }
 
-// Update prints the changes since the previous snapshot.
+// event is one line to print.
+type event struct {
+	at  time.Time
+	end bool
+	// depth orders the ends of nested steps before their pipeline's.
+	depth int
+	path  string
+	text  string
+}
+
+// Update prints the changes since the previous snapshot, in the order they
+// happened: a poll can see several.
 func (p *plainProgress) Update(now time.Time, steps []workflows.StepState) {
+	var events []event
 	for _, s := range steps {
 		prev, seen := p.last[s.Path]
 		if seen && prev.Status == s.Status && prev.Attempt == s.Attempt {
 			continue
 		}
 		p.last[s.Path] = s
-		p.step(now, s)
+		events = append(events, p.events(now, s)...)
+	}
+	slices.SortStableFunc(events, func(a, b event) int {
+		if c := a.at.Compare(b.at); c != 0 {
+			return c
+		}
+		// At the same instant a step that ends frees the one that starts;
+		// a step's own start stays before its end (the sort is stable).
+		if a.end != b.end && a.path != b.path {
+			if a.end {
+				return -1
+			}
+			return 1
+		}
+		if a.end {
+			return b.depth - a.depth
+		}
+		return 0
+	})
+	for _, e := range events {
+		fmt.Fprintf(p.w, "%s %s\n", e.at.In(p.loc).Format("15:04:05"), e.text)
 	}
 }
 
 // Done prints what changed in the final snapshot.
 func (p *plainProgress) Done(now time.Time, steps []workflows.StepState) { p.Update(now, steps) }
 
-func (p *plainProgress) step(now time.Time, s workflows.StepState) {
+// events are the lines a step's new state calls for.
+func (p *plainProgress) events(now time.Time, s workflows.StepState) []event {
+	depth := strings.Count(s.Path, "/")
+	var out []event
+	start := func() {
+		p.started[s.Path] = true
+		text := "step " + s.Path + " started"
+		if s.Attempt > 1 {
+			text += fmt.Sprintf(" (attempt %d)", s.Attempt)
+		}
+		out = append(out, event{at: eventTime(s.Started, now), depth: depth, path: s.Path, text: text})
+	}
 	switch s.Status {
 	case workflows.StatusRunning:
 		if !p.started[s.Path] {
-			p.printStart(now, s)
+			start()
 		} else if s.Attempt > 1 {
-			p.printf(now, "step %s retrying (attempt %d)", s.Path, s.Attempt)
+			out = append(out, event{at: now, depth: depth, path: s.Path, text: fmt.Sprintf("step %s retrying (attempt %d)", s.Path, s.Attempt)})
 		}
 	case workflows.StatusSucceeded, workflows.StatusFailed, workflows.StatusCanceled:
 		// A step can start and end between two polls: still tell its start.
 		if !p.started[s.Path] && !s.Started.IsZero() {
-			p.printStart(s.Started, s)
+			start()
 		}
-		at := eventTime(s.Ended, now)
-		msg := fmt.Sprintf("step %s %s", s.Path, s.Status)
+		text := fmt.Sprintf("step %s %s", s.Path, s.Status)
 		if !s.Started.IsZero() && !s.Ended.IsZero() {
-			msg += " in " + formatDuration(s.Ended.Sub(s.Started))
+			text += " in " + formatDuration(s.Ended.Sub(s.Started))
 		}
 		if s.Status == workflows.StatusFailed && s.Error != "" {
-			msg += ": " + firstLine(s.Error)
+			text += ": " + firstLine(s.Error)
 		}
-		p.printf(at, "%s", msg)
+		out = append(out, event{at: eventTime(s.Ended, now), end: true, depth: depth, path: s.Path, text: text})
 	case workflows.StatusSkipped:
-		p.printf(eventTime(s.Ended, now), "step %s skipped", s.Path)
+		out = append(out, event{at: eventTime(s.Ended, now), end: true, depth: depth, path: s.Path, text: "step " + s.Path + " skipped"})
 	}
-}
-
-func (p *plainProgress) printStart(now time.Time, s workflows.StepState) {
-	p.started[s.Path] = true
-	msg := "step " + s.Path + " started"
-	if s.Attempt > 1 {
-		msg += fmt.Sprintf(" (attempt %d)", s.Attempt)
-	}
-	p.printf(eventTime(s.Started, now), "%s", msg)
-}
-
-func (p *plainProgress) printf(at time.Time, format string, args ...any) {
-	fmt.Fprintf(p.w, "%s %s\n", at.In(p.loc).Format("15:04:05"), fmt.Sprintf(format, args...))
+	return out
 }
 
 // eventTime is t, or now when t is unknown.

@@ -114,3 +114,25 @@ func TestFormatDuration(t *testing.T) {
 	assert.Equal(t, "2m05s", formatDuration(125*time.Second))
 	assert.Equal(t, "1h02m03s", formatDuration(time.Hour+2*time.Minute+3*time.Second))
 }
+
+func TestPlainProgressNestedOrder(t *testing.T) {
+	var b bytes.Buffer
+	p := newPlainProgress(&b, time.UTC)
+	pipe := step("english", workflows.StatusSucceeded, 0, 2)
+	pipe.Type = plan.StepPipeline
+	// One poll sees the whole nested pipeline: lines come in time order,
+	// the pipeline's end after its steps' ends.
+	p.Update(at(3), []workflows.StepState{
+		pipe,
+		step("english/split", workflows.StatusSucceeded, 0, 1),
+		step("english/count", workflows.StatusSucceeded, 1, 2),
+	})
+	want := `12:00:00 step english started
+12:00:00 step english/split started
+12:00:01 step english/split succeeded in 1.0s
+12:00:01 step english/count started
+12:00:02 step english/count succeeded in 1.0s
+12:00:02 step english succeeded in 2.0s
+`
+	assert.Equal(t, want, b.String())
+}

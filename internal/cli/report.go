@@ -22,6 +22,11 @@ func (a *app) report(ctx context.Context, sess *session, runID, datastore string
 		a.printOutputs(sess.settings.Home, out)
 		return nil
 	}
+	var canceled *temporal.CanceledError
+	if errors.As(out.err, &canceled) {
+		fmt.Fprintf(a.stderr, "porch: run %s was canceled after %s\n", runID, formatDuration(took))
+		return silentExit(ExitFailure)
+	}
 	fmt.Fprintf(a.stderr, "porch: run %s failed after %s\n", runID, formatDuration(took))
 	for _, f := range collectFailures(ctx, sess.client, sess.settings.Home, runID, datastore, out) {
 		a.printFailure(f)
@@ -74,7 +79,7 @@ func (a *app) printFailure(f stepFailure) {
 		fmt.Fprintf(a.stderr, "porch: step %q failed: %s\n", f.path, f.message)
 	}
 	if len(f.stderr) > 0 {
-		fmt.Fprintf(a.stderr, "  stderr (last %d lines):\n", len(f.stderr))
+		fmt.Fprintln(a.stderr, "  stderr (last lines):")
 		for _, line := range f.stderr {
 			fmt.Fprintf(a.stderr, "    %s\n", line)
 		}

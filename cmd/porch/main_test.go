@@ -1,0 +1,129 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/porch-pipelines/porch/internal/cli"
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"porch": func() {
+			os.Exit(cli.Run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+		},
+	})
+}
+
+// TestScripts runs testdata/script/*.txtar: what a user types and sees.
+// Each script gets its own PORCH_HOME and no configured server.
+func TestScripts(t *testing.T) {
+	samples, err := filepath.Abs(filepath.Join("..", "..", "samples"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	testscript.Run(t, testscript.Params{
+		Dir: filepath.Join("testdata", "script"),
+		Setup: func(env *testscript.Env) error {
+			env.Setenv("PORCH_HOME", filepath.Join(env.WorkDir, "home"))
+			env.Setenv("SAMPLES", samples)
+			return nil
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"waitfile":   cmdWaitFile,
+			"stdout2env": cmdStdoutToEnv,
+			"devaddr":    cmdDevAddr,
+			"pidgone":    cmdPidGone,
+		},
+	})
+}
+
+// waitLimit bounds the waits of the script commands below; they return as
+// soon as their condition holds.
+const waitLimit = 60 * time.Second
+
+// waitFor polls cond until it holds or waitLimit passes.
+func waitFor(cond func() bool) bool {
+	deadline := time.Now().Add(waitLimit)
+	for time.Now().Before(deadline) {
+		if cond() {
+			return true
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return false
+}
+
+// cmdWaitFile waits until a file exists and is not empty: waitfile FILE.
+func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: waitfile FILE")
+	}
+	path := ts.MkAbs(args[0])
+	if !waitFor(func() bool { fi, err := os.Stat(path); return err == nil && fi.Size() > 0 }) {
+		ts.Fatalf("%s did not appear within %s", path, waitLimit)
+	}
+}
+
+// cmdStdoutToEnv sets an environment variable to the last command's
+// stdout, trimmed: stdout2env NAME.
+func cmdStdoutToEnv(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: stdout2env NAME")
+	}
+	ts.Setenv(args[0], strings.TrimSpace(ts.ReadFile("stdout")))
+}
+
+// cmdDevAddr waits for a running `porch dev` to record itself and sets
+// DEV_ADDRESS to its address.
+func cmdDevAddr(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 0 {
+		ts.Fatalf("usage: devaddr")
+	}
+	path := filepath.Join(ts.Getenv("PORCH_HOME"), "dev.json")
+	var st struct{ Address string }
+	ok := waitFor(func() bool {
+		data, err := os.ReadFile(path)
+		return err == nil && json.Unmarshal(data, &st) == nil && st.Address != ""
+	})
+	if !ok {
+		ts.Fatalf("porch dev did not write %s within %s", path, waitLimit)
+	}
+	ts.Setenv("DEV_ADDRESS", st.Address)
+}
+
+// cmdPidGone checks that the process whose id is in FILE has exited (a
+// zombie counts as exited): pidgone FILE.
+func cmdPidGone(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: pidgone FILE")
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(ts.ReadFile(args[0])))
+	ts.Check(err)
+	// The killed process may take a moment to be reaped.
+	if !waitFor(func() bool { return !alive(pid) }) {
+		ts.Fatalf("process %d is still running", pid)
+	}
+}
+
+func alive(pid int) bool {
+	if syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// The state follows the command name in parentheses.
+	rest := string(stat[strings.LastIndexByte(string(stat), ')')+1:])
+	return !strings.HasPrefix(strings.TrimSpace(rest), "Z")
+}
