@@ -144,14 +144,20 @@ func deepestMessage(err error) string {
 		return ""
 	}
 	msg := err.Error()
-	for e := err; e != nil; e = errors.Unwrap(e) {
-		if ae, ok := e.(*temporal.ApplicationError); ok {
-			msg = ae.Message()
-		} else if _, ok := e.(*temporal.CanceledError); ok {
+	for e := err; e != nil; {
+		next := errors.Unwrap(e)
+		switch te := e.(type) {
+		case *temporal.ApplicationError:
+			msg = te.Message()
+		case *temporal.CanceledError:
 			msg = "canceled"
-		} else if _, ok := e.(*temporal.TimeoutError); ok {
-			msg = e.Error()
+		default:
+			// Wrappers' messages repeat their causes': only the last counts.
+			if next == nil {
+				msg = e.Error()
+			}
 		}
+		e = next
 	}
 	return firstLine(msg)
 }

@@ -28,7 +28,9 @@ type session struct {
 	client   client.Client
 	server   *devserver.Server // nil for a remote server
 	worker   *worker.Worker    // nil when porch runs no worker
-	closers  []io.Closer
+	// ui is the web UI of a remote server, when porch knows it.
+	ui      string
+	closers []io.Closer
 }
 
 // embedded says whether porch started the server and stops it at the end.
@@ -37,7 +39,7 @@ func (s *session) embedded() bool { return s.server != nil }
 // uiAddress is the web UI's address, "" when there is none porch knows of.
 func (s *session) uiAddress() string {
 	if s.server == nil {
-		return ""
+		return s.ui
 	}
 	return s.server.UIAddress()
 }
@@ -83,6 +85,9 @@ func (a *app) dial(ctx context.Context, s settings) (*session, error) {
 		return nil, err
 	}
 	sess := &session{settings: s, closers: []io.Closer{logf}}
+	if st, ok := loadDevState(s.Home); ok && st.Address == s.Address {
+		sess.ui = st.UI
+	}
 	sess.client, err = dialClient(ctx, s, sdkLogger(logf, slog.LevelWarn))
 	if err != nil {
 		sess.Close()

@@ -1,0 +1,104 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// syncBuffer is a bytes.Buffer safe to read while Run writes it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+const slowPipeline = `$schema: https://azuremlschemas.azureedge.net/latest/pipelineJob.schema.json
+type: pipeline
+name: slow
+inputs:
+  pidfile: /tmp/unused
+jobs:
+  nap:
+    command: sleep 120 & echo $! > ${{inputs.pidfile}}; wait
+    inputs:
+      pidfile: ${{parent.inputs.pidfile}}
+`
+
+// TestRunInterrupted checks the exit code of a run canceled with the
+// embedded server: 130, after the step's process is gone.
+func TestRunInterrupted(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv(envHome, filepath.Join(dir, "home"))
+	t.Setenv(envAddress, "")
+	file := filepath.Join(dir, "slow.yml")
+	require.NoError(t, os.WriteFile(file, []byte(slowPipeline), 0o644))
+	pidfile := filepath.Join(dir, "sleep.pid")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stdout, stderr syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- Run(ctx, []string{"run", "--set", "inputs.pidfile=" + pidfile, file}, nil, &stdout, &stderr)
+	}()
+	// Waits for the step to start its child process.
+	require.Eventually(t, func() bool {
+		data, err := os.ReadFile(pidfile)
+		return err == nil && len(bytes.TrimSpace(data)) > 0
+	}, time.Minute, 20*time.Millisecond, "the step never started; stderr: %s", &stderr)
+	cancel()
+	code := <-done
+	assert.Equal(t, ExitInterrupted, code, "stderr: %s", stderr.String())
+	assert.Contains(t, stderr.String(), "porch: interrupted: canceling run slow-")
+	assert.Regexp(t, `porch: run slow-\w+ canceled\n`, stderr.String())
+	assert.True(t, strings.HasPrefix(stdout.String(), "run slow-"), stdout.String())
+}
+
+func TestExitCodes(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv(envHome, filepath.Join(dir, "home"))
+	t.Setenv(envAddress, "")
+	bad := filepath.Join(dir, "bad.yml")
+	require.NoError(t, os.WriteFile(bad, []byte("type: pipeline\njobs:\n  a:\n    type: spark\n"), 0o644))
+	tests := []struct {
+		args []string
+		code int
+	}{
+		{[]string{"version"}, ExitOK},
+		{[]string{"validate", bad}, ExitFailure},
+		{[]string{"validate"}, ExitUsage},
+		{[]string{"nope"}, ExitUsage},
+		{[]string{"run", "--nope", bad}, ExitUsage},
+		{[]string{"job", "list", "--limit", "0"}, ExitUsage},
+		{[]string{"job", "list"}, ExitFailure},
+	}
+	for _, tt := range tests {
+		var stdout, stderr bytes.Buffer
+		code := Run(context.Background(), tt.args, nil, &stdout, &stderr)
+		assert.Equal(t, tt.code, code, "porch %s: stderr %s", strings.Join(tt.args, " "), stderr.String())
+		if code != ExitOK {
+			assert.True(t, strings.HasPrefix(stderr.String(), "porch: ") || strings.Contains(stderr.String(), "error:"),
+				"porch %s: errors start with porch: %q", strings.Join(tt.args, " "), stderr.String())
+		}
+	}
+}
