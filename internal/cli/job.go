@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -68,9 +70,7 @@ func (a *app) listRuns(ctx context.Context, sess *session, limit int) error {
 		Namespace: sess.settings.Namespace, PageSize: int32(limit), Query: query,
 	})
 	if err != nil {
-		return fmt.Errorf("list runs on %s: %v (are porch's search attributes registered? `porch dev` "+
-			"registers them; on another server: temporal operator search-attribute create --name %s --type Keyword, "+
-			"and the same for the other Porch* attributes)", sess.settings.Address, err, workflows.AttrRun)
+		return fmt.Errorf("list runs on %s: %v%s", sess.settings.Address, err, searchAttributesHint(err, sess.settings))
 	}
 	execs := resp.GetExecutions()
 	if len(execs) > limit {
@@ -88,6 +88,20 @@ func (a *app) listRuns(ctx context.Context, sess *session, limit int) error {
 			keyword(e.GetSearchAttributes(), workflows.AttrPipeline))
 	}
 	return tw.Flush()
+}
+
+// searchAttributesHint says how to register porch's search attributes when
+// err is about them: a server other than porch's own lacks them.
+func searchAttributesHint(err error, s settings) string {
+	if !strings.Contains(strings.ToLower(err.Error()), "search attribute") {
+		return ""
+	}
+	names := slices.Sorted(maps.Keys(workflows.SearchAttributes()))
+	cmd := "temporal operator search-attribute create --address " + s.Address + " --namespace " + s.Namespace
+	for _, n := range names {
+		cmd += " --name " + n + " --type Keyword"
+	}
+	return ": porch's search attributes are not registered on this server; register them once with: " + cmd
 }
 
 // statusName is "running", "completed", "failed", ...

@@ -59,3 +59,13 @@ func TestPlanComputes(t *testing.T) {
 	}}}
 	assert.Equal(t, []string{"", "cpu", "gpu"}, planComputes(p), "the default queue runs the workflows")
 }
+
+func TestSearchAttributesHint(t *testing.T) {
+	s := settings{Address: "h:7233", Namespace: "ns"}
+	assert.Equal(t, "", searchAttributesHint(errors.New("connection refused"), s))
+	hint := searchAttributesHint(errors.New("search attribute PorchRun is not defined"), s)
+	assert.Contains(t, hint, "temporal operator search-attribute create --address h:7233 --namespace ns --name PorchCompute --type Keyword")
+	for name := range workflows.SearchAttributes() {
+		assert.Contains(t, hint, "--name "+name+" --type Keyword")
+	}
+}

@@ -104,7 +104,7 @@ func (a *app) runPipeline(ctx context.Context, file string, f runFlags) error {
 	started := time.Now()
 	run, err := workflows.Start(ctx, sess.client, p, runID, source)
 	if err != nil {
-		return fmt.Errorf("submit the run: %v", err)
+		return fmt.Errorf("submit the run to %s: %v%s", sess.settings.Address, err, searchAttributesHint(err, sess.settings))
 	}
 	if f.detach {
 		fmt.Fprintln(a.stdout, runID)

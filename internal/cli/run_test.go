@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/porch-pipelines/porch/internal/devserver"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -101,4 +102,21 @@ func TestExitCodes(t *testing.T) {
 				"porch %s: errors start with porch: %q", strings.Join(tt.args, " "), stderr.String())
 		}
 	}
+}
+
+// TestRunOnServerWithoutSearchAttributes checks that a server lacking
+// porch's search attributes gets the command that registers them.
+func TestRunOnServerWithoutSearchAttributes(t *testing.T) {
+	srv, err := devserver.Start(context.Background(), devserver.Options{})
+	require.NoError(t, err)
+	defer srv.Stop()
+	dir := t.TempDir()
+	t.Setenv(envHome, filepath.Join(dir, "home"))
+	file := filepath.Join(dir, "p.yml")
+	require.NoError(t, os.WriteFile(file, []byte("type: pipeline\njobs:\n  a:\n    command: echo hi\n"), 0o644))
+	var stdout, stderr bytes.Buffer
+	code := Run(context.Background(), []string{"run", "--detach", "--address", srv.FrontendAddress(), file}, nil, &stdout, &stderr)
+	assert.Equal(t, ExitFailure, code)
+	assert.Contains(t, stderr.String(), "porch's search attributes are not registered on this server; register them once with: "+
+		"temporal operator search-attribute create --address "+srv.FrontendAddress())
 }
