@@ -81,7 +81,15 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	return a.exitCode(root.ExecuteContext(ctx))
+	err := root.ExecuteContext(ctx)
+	var ee *exitError
+	if err != nil && ctx.Err() != nil && !errors.As(err, &ee) {
+		// Interrupted while starting or connecting: whatever failed did so
+		// because of the signal.
+		fmt.Fprintln(stderr, "porch: interrupted")
+		return ExitInterrupted
+	}
+	return a.exitCode(err)
 }
 
 // exitCode prints err as `porch: ...` and maps it to an exit code.

@@ -120,3 +120,16 @@ func TestRunOnServerWithoutSearchAttributes(t *testing.T) {
 	assert.Contains(t, stderr.String(), "porch's search attributes are not registered on this server; register them once with: "+
 		"temporal operator search-attribute create --address "+srv.FrontendAddress())
 }
+
+func TestInterruptedBeforeStart(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv(envHome, filepath.Join(dir, "home"))
+	t.Setenv(envAddress, "")
+	file := filepath.Join(dir, "slow.yml")
+	require.NoError(t, os.WriteFile(file, []byte(slowPipeline), 0o644))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var stdout, stderr bytes.Buffer
+	code := Run(ctx, []string{"run", file}, nil, &stdout, &stderr)
+	assert.Equal(t, ExitInterrupted, code, stderr.String())
+}
