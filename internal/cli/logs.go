@@ -2,10 +2,8 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"strings"
 	"time"
@@ -135,8 +133,9 @@ func mergeLogFiles(old, fresh []*logFile) []*logFile {
 // header when several steps' logs interleave. It returns the step printed
 // last.
 func (a *app) printNew(f *logFile, headers bool, last string) string {
+	// A step that has not started has no log yet.
 	file, err := os.Open(f.path)
-	if errors.Is(err, fs.ErrNotExist) || err != nil {
+	if err != nil {
 		return last
 	}
 	defer file.Close()
