@@ -136,6 +136,10 @@ func (d *dag) stepOutputs(s plan.Step) []plan.Output {
 			o.Path = d.expand(o.Path)
 		case s.Type == plan.StepCommand || o.Name == plan.ArtifactsOutput:
 			o.Path = plan.DefaultOutputURI(d.in.Settings.DefaultDatastore, d.in.RunID, s.Path, o.Name)
+			if o.Type == "uri_file" {
+				// A file output names the file itself, not a folder.
+				o.Path = strings.TrimSuffix(o.Path, "/")
+			}
 		}
 		hasArtifacts = hasArtifacts || o.Name == plan.ArtifactsOutput
 		outs = append(outs, o)

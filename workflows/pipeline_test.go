@@ -116,6 +116,8 @@ func (s *PipelineSuite) TestBindingsResolveAtRunTime() {
 	s.Equal(named, b.Outputs[0].Path, "${{name}} in an output path is the run id")
 	s.Equal(named, d.Inputs[0].Value.Data.Path)
 	s.Equal("azureml://datastores/workspaceblobstore/paths/azureml/diamond-run1/c/artifacts/", e.Inputs[0].Value.Data.Path)
+	s.Equal("azureml://datastores/workspaceblobstore/paths/azureml/diamond-run1/c/report", s.calls["c"].Outputs[0].Path,
+		"a uri_file output names a file, not a folder")
 
 	st := s.states()
 	for _, step := range []string{"a", "b", "c", "d", "e"} {
