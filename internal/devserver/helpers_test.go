@@ -1,7 +1,9 @@
 package devserver
 
 import (
+	"bytes"
 	"net"
+	"runtime/pprof"
 	"strconv"
 )
 
@@ -20,4 +22,17 @@ func splitAddr(addr string) (string, int, error) {
 	}
 	port, err := strconv.Atoi(p)
 	return host, port, err
+}
+
+// sdkWorkerGoroutines counts goroutines running an SDK worker's loops.
+func sdkWorkerGoroutines() int {
+	var buf bytes.Buffer
+	_ = pprof.Lookup("goroutine").WriteTo(&buf, 2)
+	n := 0
+	for _, g := range bytes.Split(buf.Bytes(), []byte("\n\n")) {
+		if bytes.Contains(g, []byte("go.temporal.io/sdk/internal.(*baseWorker)")) {
+			n++
+		}
+	}
+	return n
 }

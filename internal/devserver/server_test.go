@@ -56,13 +56,15 @@ func startServer(tb testing.TB, opts Options) *Server {
 	return s
 }
 
-// connect dials the server and runs a worker for chain and noop on taskQueue.
+// connect dials the server and runs a worker for chain, windowed and noop on
+// taskQueue.
 func connect(tb testing.TB, s *Server) client.Client {
 	tb.Helper()
 	c, err := client.Dial(client.Options{HostPort: s.FrontendAddress(), Logger: quietLogger{}})
 	require.NoError(tb, err)
-	w := worker.New(c, taskQueue, worker.Options{})
+	w := worker.New(c, taskQueue, worker.Options{MaxConcurrentActivityExecutionSize: 2 * window})
 	w.RegisterWorkflowWithOptions(chain, workflow.RegisterOptions{Name: "Chain"})
+	w.RegisterWorkflowWithOptions(windowed, workflow.RegisterOptions{Name: "Window"})
 	w.RegisterActivityWithOptions(noop, activity.RegisterOptions{Name: "Noop"})
 	require.NoError(tb, w.Start())
 	tb.Cleanup(func() { w.Stop(); c.Close() })
@@ -157,15 +159,24 @@ func TestTwoServersAreIndependent(t *testing.T) {
 	require.NoError(t, err)
 }
 
-func TestStopReleasesPortsAndIsIdempotent(t *testing.T) {
-	t.Parallel()
-	s, err := Start(context.Background(), Options{})
+// TestStopReleasesPortsAndWorkers is not parallel: it counts the SDK worker
+// goroutines of the whole process, which must be the server's own.
+func TestStopReleasesPortsAndWorkers(t *testing.T) {
+	uiPort, err := FreePort()
 	require.NoError(t, err)
+	s, err := Start(context.Background(), Options{UIPort: uiPort})
+	require.NoError(t, err)
+	require.NotZero(t, sdkWorkerGoroutines(), "the server runs system workers while up")
 	require.NoError(t, s.Stop())
-	require.NoError(t, s.Stop())
+	require.NoError(t, s.Stop(), "a second Stop is a no-op")
+
 	_, port, err := splitAddr(s.FrontendAddress())
 	require.NoError(t, err)
 	require.NoError(t, checkPortFree(defaultIP, port))
+	require.NoError(t, checkPortFree(defaultIP, uiPort))
+	// Stopped workers' poll loops return asynchronously.
+	require.Eventually(t, func() bool { return sdkWorkerGoroutines() == 0 },
+		10*time.Second, 10*time.Millisecond, "waiting for the server's SDK workers to exit")
 }
 
 func TestFileDatabaseSurvivesRestart(t *testing.T) {
