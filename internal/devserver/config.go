@@ -85,12 +85,12 @@ func dynamicConfig(tuned bool) dynamicconfig.StaticClient {
 
 // ports are the listening ports of one server's services.
 type ports struct {
-	frontend, history, matching, worker int
+	frontend, frontendHTTP, history, matching, worker int
 }
 
 func allocatePorts(ip string, frontend int) (ports, error) {
 	p := ports{frontend: frontend}
-	for _, dst := range []*int{&p.frontend, &p.history, &p.matching, &p.worker} {
+	for _, dst := range []*int{&p.frontend, &p.frontendHTTP, &p.history, &p.matching, &p.worker} {
 		if *dst != 0 {
 			continue
 		}
@@ -139,12 +139,16 @@ func serverConfig(opts Options, p ports, sql *config.SQL) *config.Config {
 				Enabled:                true,
 				InitialFailoverVersion: 1,
 				RPCAddress:             frontend,
+				HTTPAddress:            net.JoinHostPort(opts.IP, strconv.Itoa(p.frontendHTTP)),
 			},
 		},
 	}
 	c.DCRedirectionPolicy.Policy = "noop"
+	// The frontend's HTTP API serves Nexus; without it the server warns.
+	fe := service(p.frontend)
+	fe.RPC.HTTPPort = p.frontendHTTP
 	c.Services = map[string]config.Service{
-		string(primitives.FrontendService): service(p.frontend),
+		string(primitives.FrontendService): fe,
 		string(primitives.HistoryService):  service(p.history),
 		string(primitives.MatchingService): service(p.matching),
 		string(primitives.WorkerService):   service(p.worker),

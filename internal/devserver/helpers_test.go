@@ -5,6 +5,7 @@ import (
 	"net"
 	"runtime/pprof"
 	"strconv"
+	"sync"
 )
 
 // quietLogger drops the SDK's logs.
@@ -35,4 +36,22 @@ func sdkWorkerGoroutines() int {
 		}
 	}
 	return n
+}
+
+// lockedBuffer is a bytes.Buffer safe for the server's concurrent writers.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

@@ -15,7 +15,8 @@ import (
 // handler already filters by level, so a disabled level costs one call and no
 // tag conversion.
 type serverLogger struct {
-	log *slog.Logger
+	log   *slog.Logger
+	level *slog.LevelVar // shared by loggers derived with With
 }
 
 var (
@@ -30,12 +31,26 @@ func newServerLogger(w io.Writer, level string) (serverLogger, error) {
 	if err != nil {
 		return serverLogger{}, err
 	}
+	lv := new(slog.LevelVar)
+	lv.Set(lvl)
 	if w == nil {
-		return serverLogger{log: slog.New(slog.DiscardHandler)}, nil
+		return serverLogger{log: slog.New(slog.DiscardHandler), level: lv}, nil
 	}
-	h := slog.NewTextHandler(w, &slog.HandlerOptions{Level: lvl})
-	return serverLogger{log: slog.New(h).With("component", "temporal")}, nil
+	h := slog.NewTextHandler(w, &slog.HandlerOptions{Level: lv})
+	return serverLogger{log: slog.New(h).With("component", "temporal"), level: lv}, nil
 }
+
+// quietenForShutdown silences the logger unless it logs info or debug: while
+// stopping, services warn and even err about peers and polls that have
+// already stopped, which is expected and no use to a user.
+func (l serverLogger) quietenForShutdown() {
+	if l.level.Level() >= slog.LevelWarn {
+		l.level.Set(levelNone)
+	}
+}
+
+// levelNone is above every level the server logs at.
+const levelNone = slog.LevelError + 100
 
 // parseLogLevel accepts debug, info, warn (the default for ""), error and none.
 func parseLogLevel(level string) (slog.Level, error) {
@@ -43,7 +58,7 @@ func parseLogLevel(level string) (slog.Level, error) {
 	case "":
 		return slog.LevelWarn, nil
 	case "none", "never", "off":
-		return slog.LevelError + 100, nil
+		return levelNone, nil
 	}
 	var lvl slog.Level
 	if err := lvl.UnmarshalText([]byte(level)); err != nil {
@@ -65,7 +80,7 @@ func (l serverLogger) Fatal(msg string, tags ...tag.Tag)  { l.emit(slog.LevelErr
 
 // With returns a logger that prepends tags to every record.
 func (l serverLogger) With(tags ...tag.Tag) log.Logger {
-	return serverLogger{log: l.log.With(attrs(tags)...)}
+	return serverLogger{log: l.log.With(attrs(tags)...), level: l.level}
 }
 
 func (l serverLogger) emit(level slog.Level, msg string, tags []tag.Tag) {

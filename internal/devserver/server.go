@@ -47,6 +47,7 @@ type Options struct {
 // Server is a running embedded Temporal server.
 type Server struct {
 	server   temporal.Server
+	logger   serverLogger
 	ui       *webUI
 	frontend string
 	uiURL    string
@@ -92,7 +93,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		_ = srv.Stop()
 		return nil, fmt.Errorf("embedded temporal: start: %w", err)
 	}
-	s := &Server{server: srv, frontend: net.JoinHostPort(opts.IP, strconv.Itoa(p.frontend))}
+	s := &Server{server: srv, logger: logger, frontend: net.JoinHostPort(opts.IP, strconv.Itoa(p.frontend))}
 	if err := s.ready(ctx, opts); err != nil {
 		_ = s.Stop()
 		return nil, fmt.Errorf("embedded temporal: %w", err)
@@ -158,8 +159,15 @@ func (s *Server) UIAddress() string { return s.uiURL }
 
 // Stop stops the UI and the server and releases their ports. Calls after the
 // first return the first call's result.
+//
+// Some of the server's resources outlive Stop until the process exits: the
+// SQLite plugin keeps every database it opened in a process-wide pool (an
+// in-memory database keeps its memory; a file stays open, and a new Start on
+// it reuses the connection), and a few idle gRPC client connections, the web
+// UI's among them, keep retrying with backoff.
 func (s *Server) Stop() error {
 	s.stopOnce.Do(func() {
+		s.logger.quietenForShutdown()
 		if s.ui != nil {
 			s.ui.stop()
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -198,6 +199,13 @@ func TestFileDatabaseSurvivesRestart(t *testing.T) {
 	requireListed(t, c, `TestRun = "run-p"`, "persisted")
 	c.Close()
 	require.NoError(t, s.Stop())
+	header := make([]byte, 20)
+	f, err := os.Open(db)
+	require.NoError(t, err)
+	_, err = io.ReadFull(f, header)
+	require.NoError(t, f.Close())
+	require.NoError(t, err)
+	require.Equal(t, []byte{2, 2}, header[18:20], "SQLite header: the file is in WAL mode")
 
 	// The second start adds a search attribute to the existing namespace.
 	opts.SearchAttributes = testAttrs
@@ -281,4 +289,14 @@ func manyBools(n int) map[string]enumspb.IndexedValueType {
 		m[fmt.Sprintf("Flag%d", i)] = enumspb.INDEXED_VALUE_TYPE_BOOL
 	}
 	return m
+}
+
+func TestLogsGoToLogWriterAtLevel(t *testing.T) {
+	t.Parallel()
+	var info, warn lockedBuffer
+	startServer(t, Options{LogWriter: &info, LogLevel: "info"})
+	startServer(t, Options{LogWriter: &warn})
+	require.Contains(t, info.String(), "level=INFO")
+	require.Contains(t, info.String(), "component=temporal")
+	require.NotContains(t, warn.String(), "level=INFO")
 }
