@@ -1,5 +1,5 @@
 // Package devserver runs a Temporal server, and optionally its web UI, inside
-// the porch process: one history shard, SQLite in memory or in a file, and
+// the porch process: one history shard, SQLite in a scratch file or a kept one, and
 // dynamic config tuned for a single machine.
 //
 // It is modelled on temporalio/cli's internal/devserver and is the only porch
@@ -27,9 +27,9 @@ const (
 )
 
 // Options configures an embedded server. The zero value is a headless
-// in-memory server on a free port of 127.0.0.1 serving namespace "default".
+// scratch server on a free port of 127.0.0.1 serving namespace "default".
 type Options struct {
-	DBFile    string // SQLite file; "" = in-memory
+	DBFile    string // SQLite file; "" = a scratch file removed at Stop
 	IP        string // default "127.0.0.1"
 	Port      int    // frontend gRPC port; 0 = pick a free one
 	UIPort    int    // web UI port; 0 = no UI
@@ -51,6 +51,8 @@ type Server struct {
 	ui       *webUI
 	frontend string
 	uiURL    string
+	// cleanup removes a scratch database.
+	cleanup func()
 
 	stopOnce sync.Once
 	stopErr  error
@@ -77,23 +79,26 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("embedded temporal: %w", err)
 	}
-	sql, err := sqlConfig(opts.DBFile)
+	sql, cleanup, err := sqlConfig(opts.DBFile)
 	if err != nil {
 		return nil, fmt.Errorf("embedded temporal: %w", err)
 	}
 	if err := createNamespace(sql, opts); err != nil {
+		cleanup()
 		return nil, fmt.Errorf("embedded temporal: %w", err)
 	}
 	conf := serverConfig(opts, p, sql)
 	srv, err := newTemporalServer(conf, opts, p, logger)
 	if err != nil {
+		cleanup()
 		return nil, fmt.Errorf("embedded temporal: %w", err)
 	}
 	if err := srv.Start(); err != nil {
 		_ = srv.Stop()
+		cleanup()
 		return nil, fmt.Errorf("embedded temporal: start: %w", err)
 	}
-	s := &Server{server: srv, logger: logger, frontend: net.JoinHostPort(opts.IP, strconv.Itoa(p.frontend))}
+	s := &Server{server: srv, logger: logger, cleanup: cleanup, frontend: net.JoinHostPort(opts.IP, strconv.Itoa(p.frontend))}
 	if err := s.ready(ctx, opts); err != nil {
 		_ = s.Stop()
 		return nil, fmt.Errorf("embedded temporal: %w", err)
@@ -161,10 +166,10 @@ func (s *Server) UIAddress() string { return s.uiURL }
 // first return the first call's result.
 //
 // Some of the server's resources outlive Stop until the process exits: the
-// SQLite plugin keeps every database it opened in a process-wide pool (an
-// in-memory database keeps its memory; a file stays open, and a new Start on
-// it reuses the connection), and a few idle gRPC client connections, the web
-// UI's among them, keep retrying with backoff.
+// SQLite plugin keeps every database it opened in a process-wide pool (a
+// file stays open, a removed scratch file keeps its space, and a new Start on
+// a kept file reuses the connection), and a few idle gRPC client connections,
+// the web UI's among them, keep retrying with backoff.
 func (s *Server) Stop() error {
 	s.stopOnce.Do(func() {
 		s.logger.quietenForShutdown()
@@ -174,6 +179,7 @@ func (s *Server) Stop() error {
 		if err := s.server.Stop(); err != nil {
 			s.stopErr = errors.Join(s.stopErr, fmt.Errorf("embedded temporal: stop: %w", err))
 		}
+		s.cleanup()
 	})
 	return s.stopErr
 }
