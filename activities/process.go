@@ -193,13 +193,14 @@ func groupMembers(pgid int) int {
 	if err != nil {
 		return 0
 	}
+	buf := make([]byte, 1024)
 	n := 0
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil || pid == pgid {
 			continue
 		}
-		state, pgrp, ok := procStat(pid)
+		state, pgrp, ok := procStat(pid, buf)
 		if ok && pgrp == pgid && state != 'Z' && state != 'X' {
 			n++
 		}
@@ -207,22 +208,31 @@ func groupMembers(pgid int) int {
 	return n
 }
 
-// procStat reads a process's state and process group from /proc/<pid>/stat.
-func procStat(pid int) (state byte, pgrp int, ok bool) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+// procStat reads a process's state and process group from /proc/<pid>/stat
+// into buf. It runs once per process on the host after every step, so it
+// uses plain system calls: os.ReadFile costs three times as many (poller
+// registration, fstat) for a file that is one read long.
+func procStat(pid int, buf []byte) (state byte, pgrp int, ok bool) {
+	fd, err := syscall.Open("/proc/"+strconv.Itoa(pid)+"/stat", syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
 	if err != nil {
 		return 0, 0, false
 	}
+	n, err := syscall.Read(fd, buf)
+	syscall.Close(fd)
+	if err != nil || n <= 0 {
+		return 0, 0, false
+	}
+	b := buf[:n]
 	// The command name is in parentheses and may hold spaces or ")".
 	i := bytes.LastIndexByte(b, ')')
 	if i < 0 {
 		return 0, 0, false
 	}
-	fields := strings.Fields(string(b[i+1:]))
+	fields := bytes.Fields(b[i+1:])
 	if len(fields) < 3 || len(fields[0]) != 1 {
 		return 0, 0, false
 	}
-	pgrp, err = strconv.Atoi(fields[2])
+	pgrp, err = strconv.Atoi(string(fields[2]))
 	if err != nil {
 		return 0, 0, false
 	}

@@ -19,7 +19,7 @@ import (
 // alive says whether pid is a live (not zombie) process. The host's init
 // may leave killed orphans as zombies for a while; they are dead.
 func alive(pid int) bool {
-	state, _, ok := procStat(pid)
+	state, _, ok := procStat(pid, make([]byte, 1024))
 	return ok && state != 'Z' && state != 'X'
 }
 
@@ -128,10 +128,10 @@ func TestRunCommandStopsLeftoverChildren(t *testing.T) {
 }
 
 func TestProcStatParsesOddNames(t *testing.T) {
-	state, pgrp, ok := procStat(os.Getpid())
+	state, pgrp, ok := procStat(os.Getpid(), make([]byte, 1024))
 	require.True(t, ok)
 	assert.NotZero(t, state)
 	assert.Equal(t, syscall.Getpgrp(), pgrp)
-	_, _, ok = procStat(-1)
+	_, _, ok = procStat(-1, make([]byte, 1024))
 	assert.False(t, ok)
 }
