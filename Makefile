@@ -11,9 +11,11 @@ run: build
 build:
 	$(GO) build -o bin/porch ./cmd/porch
 
-# Unit, workflow, replay and integration tests (embedded server, real processes).
+# Vet, the workflow determinism check, then unit, workflow, replay and
+# integration tests (embedded server, real processes).
 test:
 	$(GO) vet ./...
+	$(GO) run go.temporal.io/sdk/contrib/tools/workflowcheck@v0.6.0 ./workflows/...
 	$(GO) test -count=1 -timeout 20m ./...
 
 # Per-step overhead on the embedded server, beside its baselines.
