@@ -107,7 +107,7 @@ func dialClient(ctx context.Context, s settings, logger sdklog.Logger) (client.C
 	return c, nil
 }
 
-// startEmbedded starts an in-memory server on a free port and a worker that
+// startEmbedded starts a scratch server on a free port and a worker that
 // runs workflows and serves the default queue and computes.
 func (a *app) startEmbedded(ctx context.Context, s settings, computes []string) (*session, error) {
 	serverLog, err := openLog(s.Home, "server.log")
