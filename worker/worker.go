@@ -5,6 +5,7 @@ package worker
 
 import (
 	"fmt"
+	"runtime/debug"
 	"slices"
 	"sort"
 	"time"
@@ -31,6 +32,9 @@ type Options struct {
 	Computes []string
 	// Workflows also runs porch's workflows on the default queue.
 	Workflows bool
+	// BuildID names this worker's code in workflow histories; "" means
+	// porch@<module version>.
+	BuildID string
 }
 
 // Worker is a set of started SDK workers, one per task queue.
@@ -56,10 +60,16 @@ func Start(c client.Client, opts Options) (*Worker, error) {
 	}
 	sort.Strings(names)
 
+	if opts.BuildID == "" {
+		opts.BuildID = defaultBuildID()
+	}
 	acts := &activities.Activities{Home: opts.Home, HeartbeatInterval: heartbeatThrottle}
 	w := &Worker{}
 	for _, q := range names {
 		sw := sdkworker.New(c, q, sdkworker.Options{
+			// A readable build id in the UI and in reset points, rather
+			// than a checksum of the binary.
+			BuildID:                          opts.BuildID,
 			MaxHeartbeatThrottleInterval:     heartbeatThrottle,
 			DefaultHeartbeatThrottleInterval: heartbeatThrottle,
 		})
@@ -84,4 +94,13 @@ func (w *Worker) Stop() {
 		sw.Stop()
 	}
 	w.workers = nil
+}
+
+// defaultBuildID is porch@<main module version>, porch@devel for a build
+// from a working tree.
+func defaultBuildID() string {
+	if info, ok := debug.ReadBuildInfo(); ok && info.Main.Version != "" && info.Main.Version != "(devel)" {
+		return "porch@" + info.Main.Version
+	}
+	return "porch@devel"
 }
