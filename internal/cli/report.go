@@ -34,8 +34,13 @@ func (a *app) report(ctx context.Context, sess *session, runID, datastore string
 	return silentExit(ExitFailure)
 }
 
-// printOutputs lists the pipeline's outputs, or every step's when the
-// pipeline declares none, with their local paths.
+// maxListedOutputs bounds the step outputs listed after a run of a
+// pipeline that declares no outputs of its own: a 400-step chain would
+// otherwise print 800 lines.
+const maxListedOutputs = 20
+
+// printOutputs lists the pipeline's outputs, or its steps' (at most
+// maxListedOutputs) when the pipeline declares none, with their local paths.
 func (a *app) printOutputs(home string, out watchOutcome) {
 	type row struct{ name, uri string }
 	var rows []row
@@ -55,12 +60,19 @@ func (a *app) printOutputs(home string, out watchOutcome) {
 		return
 	}
 	fmt.Fprintln(a.stdout, "outputs:")
+	more := 0
+	if len(rows) > maxListedOutputs {
+		rows, more = rows[:maxListedOutputs], len(rows)-maxListedOutputs
+	}
 	for _, r := range rows {
 		if local, err := activities.LocalPath(home, r.uri); err == nil && local != r.uri {
 			fmt.Fprintf(a.stdout, "  %s: %s\n    %s\n", r.name, r.uri, local)
 		} else {
 			fmt.Fprintf(a.stdout, "  %s: %s\n", r.name, r.uri)
 		}
+	}
+	if more > 0 {
+		fmt.Fprintf(a.stdout, "  ... and %d more step outputs\n", more)
 	}
 }
 
