@@ -195,7 +195,7 @@ func TestRunCommandNonZeroExit(t *testing.T) {
 	var failure CommandFailure
 	require.NoError(t, appErr.Details(&failure))
 	logFile := filepath.Join(artifactsDir(a, in), "user_logs", "std_log.txt")
-	assert.Equal(t, CommandFailure{ExitCode: 3, StderrTail: want, LogFile: logFile}, failure)
+	assert.Equal(t, CommandFailure{ExitCode: 3, StderrTail: want, LogFile: logFile, Attempt: 1}, failure)
 
 	log := readFile(t, logFile)
 	assert.Contains(t, log, "\nerr 1\nerr 2\n", "all of stderr is logged")

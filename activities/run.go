@@ -156,7 +156,7 @@ func (r stepRun) outcome(ctx, runCtx context.Context, procs []process, specs []p
 		msg += "\n" + strings.Join(res.tail, "\n")
 	}
 	return temporal.NewNonRetryableApplicationError(msg, errType, nil,
-		CommandFailure{ExitCode: code, StderrTail: res.tail, LogFile: specs[i].log})
+		CommandFailure{ExitCode: code, StderrTail: res.tail, LogFile: specs[i].log, Attempt: r.attempt})
 }
 
 // describe names process i for messages.

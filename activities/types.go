@@ -66,4 +66,6 @@ type CommandFailure struct {
 	StderrTail []string `json:"stderr_tail"`
 	// LogFile is the step's std_log.txt.
 	LogFile string `json:"log_file"`
+	// Attempt is the activity attempt that failed (1-based).
+	Attempt int32 `json:"attempt,omitempty"`
 }

@@ -198,6 +198,7 @@ jobs:
 		}
 	}
 	require.Equal(t, 7, cf.ExitCode)
+	require.Equal(t, int32(1), cf.Attempt, "the failure names the attempt that failed")
 	require.Len(t, cf.StderrTail, 20)
 	require.Equal(t, "line 30", cf.StderrTail[19])
 	st := steps(t, id)

@@ -82,13 +82,18 @@ type stepFailure struct {
 	message string
 	stderr  []string
 	logFile string
+	attempt int32 // 0 when unknown
 }
 
 func (a *app) printFailure(f stepFailure) {
 	if f.path == "" {
 		fmt.Fprintf(a.stderr, "porch: %s\n", f.message)
 	} else {
-		fmt.Fprintf(a.stderr, "porch: step %q failed: %s\n", f.path, f.message)
+		attempt := ""
+		if f.attempt > 0 {
+			attempt = fmt.Sprintf(" (attempt %d)", f.attempt)
+		}
+		fmt.Fprintf(a.stderr, "porch: step %q failed%s: %s\n", f.path, attempt, f.message)
 	}
 	if len(f.stderr) > 0 {
 		fmt.Fprintln(a.stderr, "  stderr (last lines):")
@@ -137,7 +142,7 @@ func fillFromError(f *stepFailure, err error) {
 		f.message = firstLine(ae.Message())
 		var cf activities.CommandFailure
 		if ae.HasDetails() && ae.Details(&cf) == nil {
-			f.stderr = cf.StderrTail
+			f.stderr, f.attempt = cf.StderrTail, cf.Attempt
 			if cf.LogFile != "" {
 				f.logFile = cf.LogFile
 			}
