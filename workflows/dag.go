@@ -260,7 +260,7 @@ func (d *dag) finish(ctx workflow.Context, f workflow.Future, n *node) error {
 		n.state.Status = StatusCanceled
 	default:
 		n.state.Status = StatusFailed
-		n.state.Error = rootMessage(err)
+		n.state.Error = ErrorMessage(err)
 	}
 	return err
 }
@@ -314,19 +314,31 @@ func (d *dag) stepAttributes(s plan.Step) temporal.SearchAttributes {
 	return temporal.NewSearchAttributes(updates...)
 }
 
-// rootMessage is the innermost application error's message: what the user
-// needs, without the child-workflow and activity wrappers around it.
-func rootMessage(err error) string {
+// ErrorMessage is what a user needs from a step's or run's error: the
+// innermost application error's message, without the child-workflow and
+// activity wrappers around it; "canceled" or "timed out (<kind>)" for those
+// ends; else the innermost error's text.
+func ErrorMessage(err error) string {
+	if err == nil {
+		return ""
+	}
 	msg := err.Error()
-	for e := err; e != nil; e = errors.Unwrap(e) {
-		var app *temporal.ApplicationError
-		var to *temporal.TimeoutError
-		switch {
-		case errors.As(e, &app) && app == e:
-			msg = app.Message()
-		case errors.As(e, &to) && to == e:
-			msg = "timed out (" + to.TimeoutType().String() + ")"
+	for e := err; e != nil; {
+		next := errors.Unwrap(e)
+		switch te := e.(type) {
+		case *temporal.ApplicationError:
+			msg = te.Message()
+		case *temporal.CanceledError:
+			msg = "canceled"
+		case *temporal.TimeoutError:
+			msg = "timed out (" + te.TimeoutType().String() + ")"
+		default:
+			// Wrappers' messages repeat their causes': only the last counts.
+			if next == nil {
+				msg = e.Error()
+			}
 		}
+		e = next
 	}
 	return msg
 }

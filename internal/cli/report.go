@@ -157,26 +157,7 @@ func fillFromError(f *stepFailure, err error) {
 // deepestMessage is the message of the innermost error of the chain: the
 // cause, without the wrappers' context.
 func deepestMessage(err error) string {
-	if err == nil {
-		return ""
-	}
-	msg := err.Error()
-	for e := err; e != nil; {
-		next := errors.Unwrap(e)
-		switch te := e.(type) {
-		case *temporal.ApplicationError:
-			msg = te.Message()
-		case *temporal.CanceledError:
-			msg = "canceled"
-		default:
-			// Wrappers' messages repeat their causes': only the last counts.
-			if next == nil {
-				msg = e.Error()
-			}
-		}
-		e = next
-	}
-	return firstLine(msg)
+	return firstLine(workflows.ErrorMessage(err))
 }
 
 // stepLogFile is where a step's std_log.txt is on this host.
