@@ -1,6 +1,7 @@
 package devserver
 
 import (
+	"database/sql"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -115,7 +116,7 @@ func (p ports) staticHosts(ip string) map[primitives.ServiceName]static.Hosts {
 	}
 }
 
-func serverConfig(opts Options, p ports, sql *config.SQL) *config.Config {
+func serverConfig(opts Options, p ports, store *config.SQL) *config.Config {
 	frontend := net.JoinHostPort(opts.IP, strconv.Itoa(p.frontend))
 	service := func(port int) config.Service {
 		var s config.Service
@@ -129,7 +130,7 @@ func serverConfig(opts Options, p ports, sql *config.SQL) *config.Config {
 	c.Persistence.DefaultStore = storeName
 	c.Persistence.VisibilityStore = storeName
 	c.Persistence.NumHistoryShards = 1
-	c.Persistence.DataStores = map[string]config.DataStore{storeName: {SQL: sql}}
+	c.Persistence.DataStores = map[string]config.DataStore{storeName: {SQL: store}}
 	c.ClusterMetadata = &cluster.Config{
 		FailoverVersionIncrement: 10,
 		MasterClusterName:        clusterName,
@@ -187,7 +188,8 @@ func scratchDir() string {
 func sqlConfig(dbFile string) (*config.SQL, func(), error) {
 	c := &config.SQL{PluginName: sqliteplugin.PluginName}
 	cleanup := func() {}
-	if dbFile == "" {
+	scratch := dbFile == ""
+	if scratch {
 		dbFile = filepath.Join(scratchDir(), fmt.Sprintf("porch-temporal-%d-%d.db", os.Getpid(), scratchDBs.Add(1)))
 		for _, suffix := range []string{"", "-wal", "-shm"} {
 			os.Remove(dbFile + suffix)
@@ -226,18 +228,58 @@ func sqlConfig(dbFile string) (*config.SQL, func(), error) {
 		cleanup()
 		return nil, nil, fmt.Errorf("database file %q: create schema: %w", dbFile, err)
 	}
+	if scratch {
+		if err := dropVisibilityIndexes(abs); err != nil {
+			cleanup()
+			return nil, nil, fmt.Errorf("database file %q: %w", dbFile, err)
+		}
+	}
 	return c, cleanup, nil
+}
+
+// dropVisibilityIndexes drops the secondary indexes of a scratch database's
+// visibility table. Temporal's SQLite schema keeps 58 of them, one per
+// search attribute slot, and every workflow start, upsert and close updates
+// them all: in BenchmarkChain that was a third of the server's CPU. A
+// scratch database lives for one run, so its visibility queries scan a few
+// thousand rows at most and need no index; a kept database keeps them.
+func dropVisibilityIndexes(file string) error {
+	db, err := sql.Open("sqlite", file)
+	if err != nil {
+		return fmt.Errorf("open to drop visibility indexes: %w", err)
+	}
+	defer db.Close()
+	rows, err := db.Query(`SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'executions_visibility' AND sql IS NOT NULL`)
+	if err != nil {
+		return fmt.Errorf("list visibility indexes: %w", err)
+	}
+	var names []string
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			rows.Close()
+			return fmt.Errorf("list visibility indexes: %w", err)
+		}
+		names = append(names, name)
+	}
+	rows.Close()
+	for _, name := range names {
+		if _, err := db.Exec(`DROP INDEX "` + name + `"`); err != nil {
+			return fmt.Errorf("drop visibility index %s: %w", name, err)
+		}
+	}
+	return nil
 }
 
 // createNamespace adds the namespace, with its search attributes, straight to
 // the store before the server starts; it does nothing if the namespace exists.
-func createNamespace(sql *config.SQL, opts Options) error {
+func createNamespace(store *config.SQL, opts Options) error {
 	ns, err := sqliteschema.NewNamespaceConfig(clusterName, opts.Namespace, false, opts.SearchAttributes)
 	if err != nil {
 		return fmt.Errorf("namespace %q: %w", opts.Namespace, err)
 	}
 	ns.Detail.Config.Retention = durationpb.New(defaultRetention)
-	if err := sqliteschema.CreateNamespaces(sql, ns); err != nil {
+	if err := sqliteschema.CreateNamespaces(store, ns); err != nil {
 		return fmt.Errorf("namespace %q: %w", opts.Namespace, err)
 	}
 	return nil
