@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"go.temporal.io/server/common/cluster"
@@ -178,6 +179,22 @@ func scratchDir() string {
 	return os.TempDir()
 }
 
+// removeStaleScratch removes the scratch databases of porch processes that
+// died without stopping their server (killed, crashed): on tmpfs they would
+// hold memory until the machine restarts.
+func removeStaleScratch(dir string) {
+	files, _ := filepath.Glob(filepath.Join(dir, "porch-temporal-*.db*"))
+	for _, f := range files {
+		var pid, n int
+		if _, err := fmt.Sscanf(filepath.Base(f), "porch-temporal-%d-%d.db", &pid, &n); err != nil || pid == os.Getpid() {
+			continue
+		}
+		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+			os.Remove(f)
+		}
+	}
+}
+
 // sqlConfig describes the SQLite store and returns a function that removes
 // what the store leaves behind. With no file the store is a scratch file,
 // removed at Stop: SQLite's in-memory mode keeps its rollback journal in
@@ -190,7 +207,9 @@ func sqlConfig(dbFile string) (*config.SQL, func(), error) {
 	cleanup := func() {}
 	scratch := dbFile == ""
 	if scratch {
-		dbFile = filepath.Join(scratchDir(), fmt.Sprintf("porch-temporal-%d-%d.db", os.Getpid(), scratchDBs.Add(1)))
+		dir := scratchDir()
+		removeStaleScratch(dir)
+		dbFile = filepath.Join(dir, fmt.Sprintf("porch-temporal-%d-%d.db", os.Getpid(), scratchDBs.Add(1)))
 		for _, suffix := range []string{"", "-wal", "-shm"} {
 			os.Remove(dbFile + suffix)
 		}

@@ -300,3 +300,22 @@ func TestLogsGoToLogWriterAtLevel(t *testing.T) {
 	require.Contains(t, info.String(), "component=temporal")
 	require.NotContains(t, warn.String(), "level=INFO")
 }
+
+func TestStartRemovesScratchDatabasesOfDeadProcesses(t *testing.T) {
+	dir := scratchDir()
+	// A pid far above any pid_max on Linux is never alive.
+	stale := filepath.Join(dir, "porch-temporal-999999999-1.db")
+	require.NoError(t, os.WriteFile(stale, []byte("x"), 0o644))
+	require.NoError(t, os.WriteFile(stale+"-wal", []byte("x"), 0o644))
+	live := filepath.Join(dir, fmt.Sprintf("porch-temporal-%d-999.db", os.Getppid()))
+	require.NoError(t, os.WriteFile(live, []byte("x"), 0o644))
+	t.Cleanup(func() { os.Remove(live) })
+
+	srv, err := Start(context.Background(), Options{})
+	require.NoError(t, err)
+	require.NoError(t, srv.Stop())
+
+	require.NoFileExists(t, stale)
+	require.NoFileExists(t, stale+"-wal")
+	require.FileExists(t, live, "a live process's scratch database stays")
+}
