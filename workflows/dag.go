@@ -33,7 +33,7 @@ type dag struct {
 	parentOutputs map[string]string
 }
 
-func newDAG(in PipelineInput, now time.Time) *dag {
+func newDAG(in PipelineInput) *dag {
 	d := &dag{
 		in:            in,
 		byName:        map[string]*node{},

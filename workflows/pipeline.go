@@ -31,7 +31,7 @@ func Pipeline(ctx workflow.Context, in PipelineInput) (PipelineResult, error) {
 			fmt.Sprintf("plan format version %d is not supported (this worker runs version %d): recompile the pipeline with a matching porch", in.PlanVersion, plan.Version),
 			"UnsupportedPlan", nil)
 	}
-	d := newDAG(in, workflow.Now(ctx))
+	d := newDAG(in)
 	if err := workflow.SetQueryHandler(ctx, StepsQuery, func() ([]StepState, error) {
 		return d.states(), nil
 	}); err != nil {
