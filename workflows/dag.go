@@ -17,9 +17,19 @@ import (
 type node struct {
 	step  plan.Step
 	state StepState
-	// outputs maps output name to its resolved location (Path is a URI).
-	// Lookups only: nothing iterates it to order work.
-	outputs map[string]plan.Output
+	// outputs are the step's outputs in declaration order with resolved
+	// locations (Path is a URI), set when the step starts.
+	outputs []plan.Output
+}
+
+// output returns the step output called name.
+func (n *node) output(name string) (plan.Output, bool) {
+	for _, o := range n.outputs {
+		if o.Name == name {
+			return o, true
+		}
+	}
+	return plan.Output{}, false
 }
 
 // dag is the state of one Pipeline run. Its nodes are in plan order
@@ -117,10 +127,7 @@ func (d *dag) start(n *node, now time.Time) {
 	n.state.Status = StatusRunning
 	n.state.Started = now
 	n.state.Attempt = 1
-	n.outputs = map[string]plan.Output{}
-	for _, o := range d.stepOutputs(n.step) {
-		n.outputs[o.Name] = o
-	}
+	n.outputs = d.stepOutputs(n.step)
 }
 
 // stepOutputs returns a step's outputs with resolved URIs. Command steps
@@ -148,7 +155,7 @@ func (d *dag) stepOutputs(s plan.Step) []plan.Output {
 		outs = append(outs, plan.Output{
 			Name: plan.ArtifactsOutput,
 			Type: "uri_folder",
-			Path: plan.DefaultOutputURI(d.in.Settings.DefaultDatastore, d.in.RunID, s.Path, plan.ArtifactsOutput),
+			Path: activities.StepArtifactsURI(d.in.Settings.DefaultDatastore, d.in.RunID, s.Path),
 		})
 	}
 	return outs
@@ -173,7 +180,7 @@ func (d *dag) resolve(v plan.Value) plan.Value {
 		if n == nil {
 			return plan.Value{Kind: plan.ValueNone}
 		}
-		o, ok := n.outputs[v.Output]
+		o, ok := n.output(v.Output)
 		if !ok || o.Path == "" {
 			return plan.Value{Kind: plan.ValueNone}
 		}
@@ -201,7 +208,7 @@ func (d *dag) commandInput(n *node) CommandStepInput {
 			DefaultDatastore: d.in.Settings.DefaultDatastore,
 			Command:          *n.step.Command,
 			Inputs:           d.resolveInputs(n.step.Inputs),
-			Outputs:          d.stepOutputs(n.step),
+			Outputs:          n.outputs,
 		},
 	}
 }
@@ -228,7 +235,7 @@ func (d *dag) childPipelineInput(n *node) PipelineInput {
 		Prefix:      n.step.Path,
 		Pipeline:    sub,
 		Inputs:      inputs,
-		Outputs:     d.stepOutputs(n.step),
+		Outputs:     n.outputs,
 	}
 }
 
@@ -240,9 +247,7 @@ func (d *dag) finish(ctx workflow.Context, f workflow.Future, n *node) error {
 		var r PipelineResult
 		if err = f.Get(ctx, &r); err == nil {
 			for _, o := range r.Outputs {
-				out := n.outputs[o.Name]
-				out.Name, out.Path = o.Name, o.URI
-				n.outputs[o.Name] = out
+				n.setOutput(o)
 			}
 		}
 	default:
@@ -265,12 +270,23 @@ func (d *dag) finish(ctx workflow.Context, f workflow.Future, n *node) error {
 	return err
 }
 
+// setOutput records where a nested pipeline put one of its outputs.
+func (n *node) setOutput(loc OutputLocation) {
+	for i := range n.outputs {
+		if n.outputs[i].Name == loc.Name {
+			n.outputs[i].Path = loc.URI
+			return
+		}
+	}
+	n.outputs = append(n.outputs, plan.Output{Name: loc.Name, Path: loc.URI})
+}
+
 // locations lists a finished step's outputs in declaration order.
 func (d *dag) locations(n *node) []OutputLocation {
 	var out []OutputLocation
-	for _, o := range d.stepOutputs(n.step) {
-		if r, ok := n.outputs[o.Name]; ok && r.Path != "" {
-			out = append(out, OutputLocation{Name: o.Name, URI: r.Path})
+	for _, o := range n.outputs {
+		if o.Path != "" {
+			out = append(out, OutputLocation{Name: o.Name, URI: o.Path})
 		}
 	}
 	return out
@@ -282,7 +298,7 @@ func (d *dag) pipelineOutputs() []OutputLocation {
 	var out []OutputLocation
 	for _, o := range d.in.Pipeline.Outputs {
 		if n := d.byName[o.Step]; n != nil {
-			if r, ok := n.outputs[o.StepOutput]; ok && r.Path != "" {
+			if r, ok := n.output(o.StepOutput); ok && r.Path != "" {
 				out = append(out, OutputLocation{Name: o.Name, URI: r.Path})
 			}
 		}

@@ -175,7 +175,7 @@ func stepLogFile(home, runID, datastore string, s workflows.StepState) string {
 		if datastore == "" {
 			datastore = plan.DefaultDatastore
 		}
-		uri = plan.DefaultOutputURI(datastore, runID, s.Path, plan.ArtifactsOutput)
+		uri = activities.StepArtifactsURI(datastore, runID, s.Path)
 	}
 	dir, err := activities.LocalPath(home, uri)
 	if err != nil {
