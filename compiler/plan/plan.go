@@ -87,6 +87,8 @@ type Step struct {
 	Command *Command `json:"command,omitempty"`
 	// Pipeline is set for pipeline steps (a nested DAG).
 	Pipeline *Pipeline `json:"pipeline,omitempty"`
+	// Parallel is set for parallel steps.
+	Parallel *Parallel `json:"parallel,omitempty"`
 	Pos      Pos       `json:"pos"`
 }
 
