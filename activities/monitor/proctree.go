@@ -119,9 +119,9 @@ func (sc *scanner) scan() ([]procStat, error) {
 	return procs, nil
 }
 
-// read reads one small proc file into the scanner's buffer. Raw system calls
-// keep it at open, read, close: os.File would also try to register the file
-// with the runtime poller.
+// read reads one small proc file, up to its first newline, into the
+// scanner's buffer. Raw system calls keep it at open, read, close: os.File
+// would also try to register the file with the runtime poller.
 func (sc *scanner) read(path string) ([]byte, bool) {
 	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
@@ -137,10 +137,12 @@ func (sc *scanner) read(path string) ([]byte, bool) {
 		if err != nil {
 			return nil, false
 		}
-		if m == 0 {
+		n += m
+		// The kernel writes a whole stat line, ending in a newline, in one
+		// read; stopping there saves the read that would return EOF.
+		if m == 0 || sc.buf[n-1] == '\n' {
 			break
 		}
-		n += m
 	}
 	return sc.buf[:n], true
 }

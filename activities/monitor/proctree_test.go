@@ -122,3 +122,19 @@ func TestClockTicksMatchesGetconf(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, want, clockTicks())
 }
+
+// BenchmarkScanProc measures one scan of this machine's /proc, the part of
+// a Sample that grows with the number of processes on the node.
+func BenchmarkScanProc(b *testing.B) {
+	sc := scanner{root: "/proc"}
+	n := 0
+	for b.Loop() {
+		procs, err := sc.scan()
+		if err != nil {
+			b.Fatal(err)
+		}
+		n = len(procs)
+	}
+	b.ReportMetric(float64(n), "procs")
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(max(n, 1))/1e3, "µs/proc")
+}

