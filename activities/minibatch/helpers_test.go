@@ -100,3 +100,10 @@ func csvRows(t testing.TB, path string) [][]string {
 	require.NoError(t, err)
 	return rows[1:]
 }
+
+func fileSize(t testing.TB, path string) int64 {
+	t.Helper()
+	info, err := os.Stat(path)
+	require.NoError(t, err)
+	return info.Size()
+}

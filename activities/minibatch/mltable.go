@@ -7,12 +7,17 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 )
+
+// yamlLine splits yaml.v3's "line N: message".
+var yamlLine = regexp.MustCompile(`^line (\d+): (.*)$`)
 
 // MLTableName is the name of the file that describes a tabular input.
 const MLTableName = "MLTable"
@@ -82,7 +87,12 @@ func parseMLTable(file string) (table, error) {
 	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return table{}, inputErrorf(file, 0, "the MLTable file is not valid YAML (%v): fix its syntax", err)
+		line, msg := 0, strings.TrimPrefix(err.Error(), "yaml: ")
+		if m := yamlLine.FindStringSubmatch(msg); m != nil {
+			line, _ = strconv.Atoi(m[1])
+			msg = m[2]
+		}
+		return table{}, inputErrorf(file, line, "the MLTable file is not valid YAML (%s): fix its syntax", msg)
 	}
 	if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
 		return table{}, inputErrorf(file, 1, "not an MLTable file: an mltable input is a folder holding an MLTable file (a YAML mapping with paths: and transformations:), or that file itself")
