@@ -127,6 +127,11 @@ type stepAST struct {
 	Component *componentAST
 	// Over holds the step's overrides of a component's run settings.
 	Over commandAST
+	// Par holds a parallel step's overrides of its component's settings.
+	Par *parallelAST
+	// par is the parallel step's settings, component and overrides
+	// merged, filled by the check phase.
+	par *parallelAST
 	// index is the declaration order.
 	index int
 	// deps are the sibling steps this one consumes outputs of, filled by
@@ -134,7 +139,7 @@ type stepAST struct {
 	deps []string
 }
 
-// componentAST is a command or pipeline component.
+// componentAST is a command, parallel or pipeline component.
 type componentAST struct {
 	File string
 	Dir  string
@@ -148,6 +153,8 @@ type componentAST struct {
 	Outputs     []*outputAST
 	Command     commandAST
 	Pipeline    *pipelineAST
+	// Parallel is set for parallel components and inline parallel steps.
+	Parallel *parallelAST
 }
 
 // commandAST is how a command runs. Zero fields mean "not given".

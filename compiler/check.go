@@ -19,6 +19,8 @@ type checker struct {
 	// with their --set values.
 	root *pipelineAST
 	sets map[string]string
+	// readFile is Options.ReadFile, to check that entry scripts exist.
+	readFile func(string) ([]byte, error)
 }
 
 func newChecker(root *pipelineAST, sets map[string]string) *checker {
@@ -123,6 +125,12 @@ func (c *checker) checkOutputDecls(outs []*outputAST) {
 // checkTemplate checks a command's ${{inputs.x}} and ${{outputs.x}} against
 // the declarations.
 func (c *checker) checkTemplate(cmd commandAST, ins []*inputAST, outs []*outputAST, what string) {
+	c.checkTemplateOf(cmd, ins, outs, what, "command")
+}
+
+// checkTemplateOf checks a template (field names it in messages: command,
+// program_arguments) against the declarations.
+func (c *checker) checkTemplateOf(cmd commandAST, ins []*inputAST, outs []*outputAST, what, field string) {
 	if cmd.Command == nil {
 		return
 	}
@@ -147,7 +155,7 @@ func (c *checker) checkTemplate(cmd commandAST, ins []*inputAST, outs []*outputA
 			switch {
 			case !ok:
 				c.errorf(pos, withHint(fmt.Sprintf("declare it under the %s's inputs:", what), suggest(r.Name, names(inputs))),
-					"command uses unknown input %q", r.Name)
+					"%s uses unknown input %q", field, r.Name)
 			case in.Optional && !optional:
 				c.warnf(pos, "wrap it in $[[ ]] so the part is dropped when the input is unset",
 					"optional input %q is used outside $[[ ]]", r.Name)
@@ -155,7 +163,7 @@ func (c *checker) checkTemplate(cmd commandAST, ins []*inputAST, outs []*outputA
 		case plan.RefOutput:
 			if !outputs[r.Name] {
 				c.errorf(pos, withHint(fmt.Sprintf("declare it under the %s's outputs:", what), suggest(r.Name, names(outputs))),
-					"command uses unknown output %q", r.Name)
+					"%s uses unknown output %q", field, r.Name)
 			}
 		}
 	})

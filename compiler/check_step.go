@@ -49,6 +49,9 @@ func (c *checker) checkStep(pl *pipelineAST, steps map[string]*stepAST, s *stepA
 				"compute refers to unknown pipeline input %q", r.Name)
 		}
 	}
+	if s.Type == plan.StepParallel {
+		c.checkParallel(pl, steps, s)
+	}
 	s.deps = c.collectDeps(steps, s)
 }
 

@@ -48,6 +48,7 @@ func compile(path string, opts Options) (*plan.Plan, Diagnostics) {
 		return nil, all
 	}
 	c := newChecker(root, opts.Set)
+	c.readFile = read
 	pipelines := collectPipelines(root)
 	for _, pl := range pipelines {
 		c.checkPipeline(pl)

@@ -162,6 +162,10 @@ func (l *lowerer) lowerStep(sc *scope, s *stepAST) plan.Step {
 		st.Pipeline = &child
 		return st
 	}
+	if comp.Type == plan.StepParallel {
+		st.Parallel = lowerParallel(s)
+		return st
+	}
 	st.Command = mergeCommand(comp.Command, s.Over)
 	return st
 }

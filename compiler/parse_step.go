@@ -32,22 +32,25 @@ var unsupportedTypes = map[string]bool{
 }
 
 // laterTypes are types a later version of porch adds.
-var laterTypes = map[string]bool{"sweep": true, "parallel": true}
+var laterTypes = map[string]bool{"sweep": true}
+
+// runTypes are the step and component types porch runs.
+var runTypes = []string{"command", "parallel", "pipeline"}
 
 // checkKind reports an unsupported step or component type and whether the
 // type is one porch runs.
 func (p *parser) checkKind(pos plan.Pos, what, typ string) bool {
 	switch {
-	case typ == string(plan.StepCommand) || typ == string(plan.StepPipeline):
+	case contains(runTypes, typ):
 		return true
 	case laterTypes[typ]:
-		p.errorf(pos, "porch runs command and pipeline steps; a later version adds sweep and parallel",
+		p.errorf(pos, "porch runs command, parallel and pipeline steps; a later version adds sweep",
 			"%s type %q is not supported by this version of porch yet", what, typ)
 	case unsupportedTypes[typ]:
-		p.errorf(pos, "porch runs command and pipeline steps on local workers; run this pipeline on Azure ML",
+		p.errorf(pos, "porch runs command, parallel and pipeline steps on local workers; run this pipeline on Azure ML",
 			"%s type %q is not supported by porch", what, typ)
 	default:
-		p.errorf(pos, withHint("porch runs command and pipeline steps", suggest(typ, []string{"command", "pipeline"})),
+		p.errorf(pos, withHint("porch runs command, parallel and pipeline steps", suggest(typ, runTypes)),
 			"unknown %s type %q", what, typ)
 	}
 	return false
@@ -69,22 +72,36 @@ func (p *parser) parseStep(name string, e entry) *stepAST {
 			return nil
 		}
 	}
-	f := p.fields(name, e.val, fmt.Sprintf("step %q", s.Name), stepKeys, stepSilent)
+	var comp *componentAST
+	if c := lookup(e.val, "component"); c != nil {
+		if comp = p.parseComponentRef(name, *c); comp == nil {
+			return nil
+		}
+	}
+	keys := stepKeys
+	if typ == string(plan.StepParallel) || (comp != nil && comp.Type == plan.StepParallel) {
+		keys = parallelStepKeys
+	}
+	f := p.fields(name, e.val, fmt.Sprintf("step %q", s.Name), keys, stepSilent)
 	s.DisplayName = p.str(name, f["display_name"])
 	s.Compute = p.scalar(name, f["compute"])
-	if c, ok := f["component"]; ok {
-		s.Component = p.parseComponentRef(name, c)
-		if s.Component == nil {
-			return nil
-		}
-		if _, ok := f["command"]; ok {
+	switch {
+	case comp != nil:
+		s.Component = comp
+		if _, ok := f["command"]; ok && comp.Type != plan.StepParallel {
 			p.warnf(nodePos(name, f["command"].key), "remove command: or component:", "step %q has both command: and component:; the component's command runs", s.Name)
 		}
-	} else {
-		if typ == string(plan.StepPipeline) {
-			p.errorf(s.Pos, "add component: naming a pipeline component file", "pipeline step %q has no component", s.Name)
+	case typ == string(plan.StepPipeline):
+		p.errorf(s.Pos, "add component: naming a pipeline component file", "pipeline step %q has no component", s.Name)
+		return nil
+	case typ == string(plan.StepParallel):
+		if _, ok := f["task"]; !ok {
+			p.errorf(s.Pos, "add task: with type: run_function, code: and entry_script: (or component: naming a parallel component file)",
+				"parallel step %q has neither task: nor component:", s.Name)
 			return nil
 		}
+		s.Component = &componentAST{File: name, Dir: p.absDir(name), Pos: s.Pos, Type: plan.StepParallel, Inline: true}
+	default:
 		if _, ok := f["command"]; !ok {
 			p.errorf(s.Pos, "add command: (the command line to run) or component: (a component file)", "step %q has neither command: nor component:", s.Name)
 			return nil
@@ -97,10 +114,17 @@ func (p *parser) parseStep(name string, e entry) *stepAST {
 			"step %q has type %q but its component is a %s component", s.Name, typ, s.Component.Type)
 		return nil
 	}
-	s.Over = p.parseCommand(name, f, s.Component.Inline)
-	if s.Component.Inline {
-		s.Component.Command = s.Over
-		s.Over = commandAST{}
+	switch {
+	case s.Type == plan.StepParallel && s.Component.Inline:
+		s.Component.Parallel = p.parseParallel(name, f)
+	case s.Type == plan.StepParallel:
+		s.Par = p.parseParallel(name, f)
+	default:
+		s.Over = p.parseCommand(name, f, s.Component.Inline)
+		if s.Component.Inline {
+			s.Component.Command = s.Over
+			s.Over = commandAST{}
+		}
 	}
 	if in, ok := f["inputs"]; ok {
 		s.Inputs = p.parseInputs(name, in.val, ctxBind)
