@@ -2,6 +2,7 @@ package monitor
 
 import (
 	"os/exec"
+	"path/filepath"
 	"sync"
 	"syscall"
 	"testing"
@@ -188,4 +189,22 @@ func cpuTime(tb testing.TB) time.Duration {
 	var ru syscall.Rusage
 	require.NoError(tb, syscall.Getrusage(syscall.RUSAGE_SELF, &ru))
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func TestSampleKeepsWhatItCouldReadOnError(t *testing.T) {
+	s := NewSampler(fixedRoots(startTree(t, "while :; do :; done")))
+	s.procs.root = filepath.Join(t.TempDir(), "no-proc")
+	got, err := s.Sample()
+	require.Error(t, err)
+	assert.ErrorContains(t, err, "Linux /proc")
+	assert.Positive(t, got.MemTotalBytes, "the node's figures are still there")
+	assert.Zero(t, got.Processes)
+
+	// With /proc back, the first tree reading has no previous one to
+	// compare with: its CPU is 0, not every tick since the processes began.
+	s.procs.root = "/proc"
+	got, err = s.Sample()
+	require.NoError(t, err)
+	assert.Equal(t, 1, got.Processes)
+	assert.Zero(t, got.TreeCPUPercent)
 }
