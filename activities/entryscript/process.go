@@ -1,0 +1,343 @@
+package entryscript
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// process is one live driver process and its two pipes.
+type process struct {
+	slot  string
+	pid   int
+	grace time.Duration
+	req   *os.File // fd 3 of the child: requests
+	ev    *os.File // fd 4 of the child: events
+	evr   *bufio.Reader
+	// mu is held while signalling the group and while the monitor marks the
+	// leader dead, so porch never signals a process group id that was
+	// reaped (and could be reused).
+	mu     sync.Mutex
+	dead   atomic.Bool
+	exited chan struct{}
+	// state is set before exited is closed.
+	state *os.ProcessState
+	// stderrPath and stderrStart locate this process's part of its slot's
+	// stderr log, for crash reports.
+	stderrPath  string
+	stderrStart int64
+}
+
+// request is one line sent to the driver.
+type request struct {
+	Op         string          `json:"op"`
+	ID         int             `json:"id"`
+	Attempt    int             `json:"attempt,omitempty"`
+	Files      []string        `json:"files,omitempty"`
+	Table      json.RawMessage `json:"table,omitempty"`
+	ResultPath string          `json:"result_path,omitempty"`
+}
+
+// event is one line from the driver.
+type event struct {
+	Ev        string  `json:"ev"`
+	ID        int     `json:"id"`
+	Items     int     `json:"items"`
+	Returned  int     `json:"returned"`
+	Load      float64 `json:"load"`
+	Run       float64 `json:"run"`
+	Kind      string  `json:"kind"`
+	Error     string  `json:"error"`
+	Traceback string  `json:"traceback"`
+}
+
+// driverConfig is the driver's one argument.
+type driverConfig struct {
+	Dir          string   `json:"dir"`
+	Script       string   `json:"script"`
+	Args         []string `json:"args"`
+	EntryLog     string   `json:"entry_log,omitempty"`
+	UserLogDir   string   `json:"user_log_dir,omitempty"`
+	OutputDir    string   `json:"output_dir,omitempty"`
+	Node         string   `json:"node"`
+	Process      string   `json:"process"`
+	LoggingLevel string   `json:"logging_level,omitempty"`
+	Tabular      bool     `json:"tabular,omitempty"`
+}
+
+// spawn starts a driver process for slot; it does not wait for init().
+func spawn(o *resolved, slot string) (*process, error) {
+	stdout, stderr, err := o.openLogs(slot)
+	if err != nil {
+		return nil, err
+	}
+	defer stdout.Close()
+	defer stderr.Close()
+	cfg := o.driverConfig(slot)
+	arg, err := json.Marshal(cfg)
+	if err != nil {
+		return nil, err
+	}
+	reqR, reqW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	evR, evW, err := os.Pipe()
+	if err != nil {
+		reqR.Close()
+		reqW.Close()
+		return nil, err
+	}
+	cmd := exec.Command(o.python, o.driver, string(arg))
+	cmd.Dir, cmd.Env = o.dir, o.env
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	cmd.ExtraFiles = []*os.File{reqR, evW}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	err = cmd.Start()
+	reqR.Close()
+	evW.Close()
+	if err != nil {
+		reqW.Close()
+		evR.Close()
+		return nil, &BatchError{Kind: KindInitFailed, Process: slot, Message: fmt.Sprintf(
+			"cannot start the entry script's Python %q: %v; install it or choose another interpreter", o.python, err)}
+	}
+	pr := &process{
+		slot: slot, pid: cmd.Process.Pid, grace: o.grace,
+		req: reqW, ev: evR, evr: bufio.NewReaderSize(evR, 16<<10),
+		exited: make(chan struct{}), stderrPath: stderr.Name(),
+	}
+	if fi, err := stderr.Stat(); err == nil {
+		pr.stderrStart = fi.Size()
+	}
+	go pr.monitor(cmd)
+	return pr, nil
+}
+
+// monitor waits for the leader to exit, kills what is left of its group,
+// reaps it and wakes any reader.
+func (pr *process) monitor(cmd *exec.Cmd) {
+	waitExited(pr.pid)
+	pr.mu.Lock()
+	pr.dead.Store(true)
+	// The leader is a zombie until Wait, so the group id is still ours.
+	_ = syscall.Kill(-pr.pid, syscall.SIGKILL)
+	pr.mu.Unlock()
+	pr.wake()
+	_ = cmd.Wait()
+	pr.state = cmd.ProcessState
+	close(pr.exited)
+}
+
+// release closes porch's ends of the pipes of a process that has exited.
+func (pr *process) release() {
+	<-pr.exited
+	pr.req.Close()
+	pr.ev.Close()
+}
+
+// waitExited blocks until process pid has exited, without reaping it.
+func waitExited(pid int) {
+	for {
+		var info unix.Siginfo
+		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if err != unix.EINTR {
+			return
+		}
+	}
+}
+
+// wake makes a blocked read or write on the pipes return now.
+func (pr *process) wake() {
+	now := time.Now()
+	_ = pr.ev.SetReadDeadline(now)
+	_ = pr.req.SetWriteDeadline(now)
+}
+
+// signal sends sig to the process group unless the leader is gone.
+func (pr *process) signal(sig syscall.Signal) {
+	pr.mu.Lock()
+	if !pr.dead.Load() {
+		_ = syscall.Kill(-pr.pid, sig)
+	}
+	pr.mu.Unlock()
+}
+
+// kill stops the process group (SIGTERM, SIGKILL after grace) and returns
+// once the leader is reaped.
+func (pr *process) kill(grace time.Duration) {
+	select {
+	case <-pr.exited:
+		return
+	default:
+	}
+	if grace > 0 {
+		pr.signal(syscall.SIGTERM)
+		t := time.NewTimer(grace)
+		defer t.Stop()
+		select {
+		case <-pr.exited:
+			return
+		case <-t.C:
+		}
+	}
+	pr.signal(syscall.SIGKILL)
+	<-pr.exited
+}
+
+// limit is a deadline and the error its expiry means.
+type limit struct {
+	at      time.Time
+	kind    string
+	message string
+}
+
+func newLimit(d time.Duration, kind, message string) limit {
+	l := limit{kind: kind, message: message}
+	if d > 0 {
+		l.at = time.Now().Add(d)
+	}
+	return l
+}
+
+// drainWait bounds reading the events a dead process left in its pipe.
+const drainWait = time.Second
+
+// errStopped is a read or write cut short by ctx or by the process's death.
+var errStopped = errors.New("stopped")
+
+// send writes one request line, bounded by lim.
+func (pr *process) send(ctx context.Context, line []byte, lim limit) (*limit, error) {
+	_ = pr.req.SetWriteDeadline(lim.at)
+	if ctx.Err() != nil || pr.dead.Load() {
+		return nil, errStopped
+	}
+	_, err := pr.req.Write(line)
+	if errors.Is(err, os.ErrDeadlineExceeded) && ctx.Err() == nil && !pr.dead.Load() {
+		return &lim, err
+	}
+	return nil, err
+}
+
+// next reads the driver's next event, bounded by the earliest of lims
+// (zero ones do not bound). When one expires it is returned.
+func (pr *process) next(ctx context.Context, lims ...limit) (event, *limit, error) {
+	var first *limit
+	for i := range lims {
+		if !lims[i].at.IsZero() && (first == nil || lims[i].at.Before(first.at)) {
+			first = &lims[i]
+		}
+	}
+	var dl time.Time
+	if first != nil {
+		dl = first.at
+	}
+	_ = pr.ev.SetReadDeadline(dl)
+	// Checked after setting the deadline: wake sets its own after ctx is
+	// done, so a wake cannot be lost between the two.
+	if ctx.Err() != nil {
+		return event{}, nil, errStopped
+	}
+	line, err := pr.evr.ReadBytes('\n')
+	if err != nil && pr.dead.Load() && ctx.Err() == nil {
+		// The process is gone, but its last events may still be in the
+		// pipe: read them (EOF comes at once when the group is gone).
+		_ = pr.ev.SetReadDeadline(time.Now().Add(drainWait))
+		var rest []byte
+		rest, err = pr.evr.ReadBytes('\n')
+		line = append(line, rest...)
+	}
+	if err != nil {
+		if errors.Is(err, os.ErrDeadlineExceeded) && ctx.Err() == nil && !pr.dead.Load() {
+			return event{}, first, err
+		}
+		return event{}, nil, err
+	}
+	var ev event
+	if err := json.Unmarshal(line, &ev); err != nil {
+		return event{}, nil, fmt.Errorf("unreadable event from the driver: %v", err)
+	}
+	return ev, nil, nil
+}
+
+// exitText says how the process ended; it waits for the process.
+func (pr *process) exitText() string {
+	<-pr.exited
+	if pr.state == nil {
+		return "no exit status"
+	}
+	if ws, ok := pr.state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return fmt.Sprintf("killed by signal %s", unix.SignalName(ws.Signal()))
+	}
+	return fmt.Sprintf("exit status %d", pr.state.ExitCode())
+}
+
+// stderrTail returns the last lines this process wrote to stderr.
+func (pr *process) stderrTail() string {
+	if pr.stderrPath == "" || pr.stderrPath == os.DevNull {
+		return ""
+	}
+	return tailFile(pr.stderrPath, pr.stderrStart, tailLines, 16<<10)
+}
+
+// logPaths are a slot's log files in Azure's layout; all "" without LogDir.
+func (o *resolved) logPaths(slot string) (stdout, stderr, entryLog string) {
+	if o.logDir == "" {
+		return "", "", ""
+	}
+	user := filepath.Join(o.logDir, "user")
+	return filepath.Join(user, "stdout", o.node, slot+".txt"),
+		filepath.Join(user, "stderr", o.node, slot+".txt"),
+		filepath.Join(user, "entry_script_log", o.node, slot+".log.txt")
+}
+
+// openLogs opens a slot's stdout and stderr logs for appending (both
+// os.DevNull without LogDir) and creates the entry-script log's folder.
+func (o *resolved) openLogs(slot string) (stdout, stderr *os.File, err error) {
+	outPath, errPath, entryLog := o.logPaths(slot)
+	if outPath == "" {
+		outPath, errPath = os.DevNull, os.DevNull
+	} else {
+		for _, p := range []string{outPath, errPath, entryLog} {
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				return nil, nil, fmt.Errorf("create the step's log folder: %w", err)
+			}
+		}
+	}
+	flags := os.O_WRONLY | os.O_CREATE | os.O_APPEND
+	if stdout, err = os.OpenFile(outPath, flags, 0o644); err != nil {
+		return nil, nil, fmt.Errorf("open the entry script's stdout log: %w", err)
+	}
+	if stderr, err = os.OpenFile(errPath, flags, 0o644); err != nil {
+		stdout.Close()
+		return nil, nil, fmt.Errorf("open the entry script's stderr log: %w", err)
+	}
+	return stdout, stderr, nil
+}
+
+func (o *resolved) driverConfig(slot string) driverConfig {
+	_, _, entryLog := o.logPaths(slot)
+	cfg := driverConfig{
+		Dir: o.dir, Script: o.script, Args: o.Args, EntryLog: entryLog,
+		OutputDir: o.OutputDir, Node: o.node, Process: slot,
+		LoggingLevel: o.LoggingLevel, Tabular: o.Tabular,
+	}
+	if o.logDir != "" {
+		cfg.UserLogDir = filepath.Join(o.logDir, "user")
+	}
+	if cfg.Args == nil {
+		cfg.Args = []string{}
+	}
+	return cfg
+}
