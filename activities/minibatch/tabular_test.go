@@ -146,7 +146,7 @@ func TestPartitionKeysFromColumns(t *testing.T) {
 func TestPartitionKeysFromFormat(t *testing.T) {
 	root := t.TempDir()
 	writeTree(t, root, map[string]string{
-		"MLTable": "paths:\n  - pattern: ./**/*.csv\ntransformations:\n  - extract_columns_from_partition_format: '{Store}/{Brand}/{file_name}.csv'\n",
+		"MLTable":       "paths:\n  - pattern: ./**/*.csv\ntransformations:\n  - extract_columns_from_partition_format: '{Store}/{Brand}/{file_name}.csv'\n",
 		"s1/b1/x.csv":   "qty,day\n1,mon\n2,tue\n",
 		"s1/b2/x.csv":   "qty,day\n3,mon\n",
 		"s2/b1/y.z.csv": "qty,day\n4,mon\n5,mon\n",
@@ -183,7 +183,7 @@ func TestPartitionKeyNoHeader(t *testing.T) {
 func TestPartitionErrors(t *testing.T) {
 	root := t.TempDir()
 	writeTree(t, root, map[string]string{
-		"MLTable": "paths:\n  - pattern: ./**/*.csv\ntransformations:\n  - extract_columns_from_partition_format: '{Store}/{file_name}.csv'\n",
+		"MLTable":  "paths:\n  - pattern: ./**/*.csv\ntransformations:\n  - extract_columns_from_partition_format: '{Store}/{file_name}.csv'\n",
 		"s1/a.csv": "qty,day\n1,mon\n",
 		"b.csv":    "qty,day\n1,mon\n",
 	})
