@@ -16,6 +16,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"sync"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -34,11 +35,29 @@ type Activities struct {
 	// KillGrace is how long a stopped command may take to exit after
 	// SIGTERM before porch sends SIGKILL; 0 means 5 seconds.
 	KillGrace time.Duration
+	// Python is the interpreter that hosts parallel entry scripts; "" means
+	// python3 on PATH.
+	Python string
+	// Node names this worker in parallel steps' logs and its own task
+	// queue (NodeTaskQueue); "" means <hostname>-<pid>.
+	Node string
+	// IdleShutdown is how long a parallel step's entry-script processes
+	// may sit unused before they are shut down; 0 means 30 seconds.
+	IdleShutdown time.Duration
+
+	parallelOnce sync.Once
+	runtimes     *runtimes
 }
 
 // Register registers the activities under their explicit names.
 func (a *Activities) Register(r worker.ActivityRegistry) {
 	r.RegisterActivityWithOptions(a.RunCommand, activity.RegisterOptions{Name: RunCommandName})
+	r.RegisterActivityWithOptions(a.PlanMiniBatches, activity.RegisterOptions{Name: PlanMiniBatchesName})
+	r.RegisterActivityWithOptions(a.RunMiniBatch, activity.RegisterOptions{Name: RunMiniBatchName})
+	r.RegisterActivityWithOptions(a.ListPendingMiniBatches, activity.RegisterOptions{Name: ListPendingMiniBatchesName})
+	r.RegisterActivityWithOptions(a.ReportParallelProgress, activity.RegisterOptions{Name: ReportParallelProgressName})
+	r.RegisterActivityWithOptions(a.FinishParallel, activity.RegisterOptions{Name: FinishParallelName})
+	r.RegisterActivityWithOptions(a.MonitorResources, activity.RegisterOptions{Name: MonitorResourcesName})
 }
 
 func (a *Activities) heartbeatInterval() time.Duration {

@@ -123,7 +123,16 @@ func (b bindings) render(in RunCommandInput) (string, error) {
 		}
 		return t.Source, nil
 	}
-	line := t.Render(func(r plan.Ref) (string, bool) {
+	line := t.Render(b.lookup(in))
+	if strings.TrimSpace(line) == "" {
+		return "", invalidStep("step %q has an empty command: give the step a command", in.StepPath)
+	}
+	return line, nil
+}
+
+// lookup resolves a template's references to the step's values.
+func (b bindings) lookup(in RunCommandInput) func(plan.Ref) (string, bool) {
+	return func(r plan.Ref) (string, bool) {
 		switch r.Kind {
 		case plan.RefInput:
 			v, ok := b.inputs[r.Name]
@@ -136,11 +145,7 @@ func (b bindings) render(in RunCommandInput) (string, error) {
 			return datastoreOf(in), true
 		}
 		return "", false
-	})
-	if strings.TrimSpace(line) == "" {
-		return "", invalidStep("step %q has an empty command: give the step a command", in.StepPath)
 	}
-	return line, nil
 }
 
 // env is the command's environment: the worker's, then the step's

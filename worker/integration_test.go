@@ -25,20 +25,32 @@ import (
 
 // The embedded server is started once for the package: real Temporal,
 // real SQLite (in memory), real processes.
-var temporalClient client.Client
+var (
+	temporalClient client.Client
+	serverAddress  string
+)
 
 func TestMain(m *testing.M) {
+	if os.Getenv(workerAddressEnv) != "" {
+		os.Exit(runWorkerProcess())
+	}
 	os.Exit(runMain(m))
 }
 
 func runMain(m *testing.M) int {
 	ctx := context.Background()
+	// Entry scripts run on Debian's interpreter when there is one: it starts
+	// fast, and it is the one python3-pandas installs for.
+	if _, err := os.Stat("/usr/bin/python3"); err == nil && os.Getenv("PORCH_PYTHON") == "" {
+		os.Setenv("PORCH_PYTHON", "/usr/bin/python3")
+	}
 	srv, err := devserver.Start(ctx, devserver.Options{SearchAttributes: workflows.SearchAttributes()})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "start embedded temporal:", err)
 		return 1
 	}
 	defer srv.Stop()
+	serverAddress = srv.FrontendAddress()
 	c, err := client.Dial(client.Options{HostPort: srv.FrontendAddress(), Logger: quietLogger{}})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "dial:", err)

@@ -4,7 +4,9 @@
 package worker
 
 import (
+	"context"
 	"fmt"
+	"os"
 	"runtime/debug"
 	"slices"
 	"sort"
@@ -35,11 +37,18 @@ type Options struct {
 	// BuildID names this worker's code in workflow histories; "" means
 	// porch@<module version>.
 	BuildID string
+	// Python is the interpreter that hosts parallel steps' entry scripts;
+	// "" means $PORCH_PYTHON, else python3 on PATH.
+	Python string
+	// Node names this worker in parallel steps' logs and resource
+	// monitors; "" means <hostname>-<pid>.
+	Node string
 }
 
 // Worker is a set of started SDK workers, one per task queue.
 type Worker struct {
 	workers []sdkworker.Worker
+	acts    *activities.Activities
 }
 
 // Start starts workers for every queue the options name.
@@ -63,8 +72,17 @@ func Start(c client.Client, opts Options) (*Worker, error) {
 	if opts.BuildID == "" {
 		opts.BuildID = defaultBuildID()
 	}
-	acts := &activities.Activities{Home: opts.Home, HeartbeatInterval: heartbeatThrottle}
-	w := &Worker{}
+	if opts.Python == "" {
+		opts.Python = os.Getenv("PORCH_PYTHON")
+	}
+	acts := &activities.Activities{Home: opts.Home, HeartbeatInterval: heartbeatThrottle, Python: opts.Python, Node: opts.Node}
+	w := &Worker{acts: acts}
+	serves := len(opts.Computes) > 0
+	if serves {
+		// The node's own queue: a parallel step's resource monitor must run
+		// on the node it measures.
+		names = append(names, activities.NodeTaskQueue(acts.NodeName()))
+	}
 	for _, q := range names {
 		sw := sdkworker.New(c, q, sdkworker.Options{
 			// A readable build id in the UI and in reset points, rather
@@ -88,12 +106,22 @@ func Start(c client.Client, opts Options) (*Worker, error) {
 	return w, nil
 }
 
-// Stop stops every worker, letting running activities see cancellation.
+// Node is this worker's node name.
+func (w *Worker) Node() string { return w.acts.NodeName() }
+
+// Stop stops every worker, letting running activities see cancellation,
+// then stops the entry-script processes of parallel steps (calling their
+// shutdown()).
 func (w *Worker) Stop() {
 	for _, sw := range w.workers {
 		sw.Stop()
 	}
 	w.workers = nil
+	if w.acts != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		w.acts.Close(ctx)
+	}
 }
 
 // defaultBuildID is porch@<main module version>, porch@devel for a build

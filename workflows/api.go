@@ -97,3 +97,66 @@ type StepState struct {
 	Outputs    []OutputLocation `json:"outputs,omitempty"`
 	Error      string           `json:"error,omitempty"`
 }
+
+// ParallelStepName is the workflow type of a parallel step.
+const ParallelStepName = "ParallelStep"
+
+// ProgressQuery is the query a parallel step answers with its
+// ParallelProgress.
+const ProgressQuery = "progress"
+
+// ParallelStepInput starts a parallel step workflow.
+type ParallelStepInput struct {
+	// Compute selects the task queue the mini-batches run on.
+	Compute string                          `json:"compute,omitempty"`
+	Plan    activities.PlanMiniBatchesInput `json:"plan"`
+	// ParentPath is the enclosing pipeline step's path ("" for the root).
+	ParentPath string `json:"parent_path,omitempty"`
+	// State is a continued step's progress; nil when the step starts.
+	State *ParallelState `json:"state,omitempty"`
+}
+
+// ParallelState is what a parallel step carries across continue-as-new:
+// counters and a cursor, never per-mini-batch data beyond one page.
+type ParallelState struct {
+	Plan    activities.ParallelPlan `json:"plan"`
+	Started time.Time               `json:"started"`
+	// Next is the next mini-batch to start, or for a resumed step the
+	// next one to list.
+	Next int `json:"next"`
+	// Resuming says the step lists unfinished mini-batches page by page;
+	// Pending is the rest of the current page.
+	Resuming   bool                        `json:"resuming,omitempty"`
+	Pending    []int                       `json:"pending,omitempty"`
+	Counters   activities.ParallelCounters `json:"counters"`
+	Nodes      []string                    `json:"nodes,omitempty"`
+	LastReport time.Time                   `json:"last_report"`
+}
+
+// ParallelStepResult is a finished parallel step.
+type ParallelStepResult struct {
+	LogDir   string                      `json:"log_dir"`
+	Outputs  []activities.OutputLocation `json:"outputs,omitempty"`
+	Counters activities.ParallelCounters `json:"counters"`
+}
+
+// ParallelPhase is where a parallel step is.
+type ParallelPhase string
+
+// Parallel step phases.
+const (
+	PhasePlanning  ParallelPhase = "planning"
+	PhaseRunning   ParallelPhase = "running"
+	PhaseFinishing ParallelPhase = "finishing"
+	PhaseDone      ParallelPhase = "done"
+)
+
+// ParallelProgress is a parallel step as the progress query reports it.
+type ParallelProgress struct {
+	Phase    ParallelPhase               `json:"phase"`
+	Plan     activities.ParallelPlan     `json:"plan"`
+	Counters activities.ParallelCounters `json:"counters"`
+	Started  time.Time                   `json:"started"`
+	Nodes    []string                    `json:"nodes,omitempty"`
+	Reason   string                      `json:"reason,omitempty"`
+}

@@ -141,7 +141,7 @@ func (d *dag) stepOutputs(s plan.Step) []plan.Output {
 			o.Path = d.parentOutputs[o.Parent]
 		case o.Path != "":
 			o.Path = d.expand(o.Path)
-		case s.Type == plan.StepCommand || o.Name == plan.ArtifactsOutput:
+		case runsOnCompute(s.Type) || o.Name == plan.ArtifactsOutput:
 			o.Path = plan.DefaultOutputURI(d.in.Settings.DefaultDatastore, d.in.RunID, s.Path, o.Name)
 			if o.Type == "uri_file" {
 				// A file output names the file itself, not a folder.
@@ -151,7 +151,7 @@ func (d *dag) stepOutputs(s plan.Step) []plan.Output {
 		hasArtifacts = hasArtifacts || o.Name == plan.ArtifactsOutput
 		outs = append(outs, o)
 	}
-	if s.Type == plan.StepCommand && !hasArtifacts {
+	if runsOnCompute(s.Type) && !hasArtifacts {
 		outs = append(outs, plan.Output{
 			Name: plan.ArtifactsOutput,
 			Type: "uri_folder",
@@ -159,6 +159,13 @@ func (d *dag) stepOutputs(s plan.Step) []plan.Output {
 		})
 	}
 	return outs
+}
+
+// runsOnCompute says whether a step runs on a compute itself (and so has an
+// artifacts folder and default output locations), rather than through a
+// nested pipeline's steps.
+func runsOnCompute(t plan.StepType) bool {
+	return t == plan.StepCommand || t == plan.StepParallel
 }
 
 // expand substitutes the run-time names an output path may hold.
@@ -213,6 +220,21 @@ func (d *dag) commandInput(n *node) CommandStepInput {
 	}
 }
 
+func (d *dag) parallelInput(n *node) ParallelStepInput {
+	return ParallelStepInput{
+		Compute:    n.step.Compute,
+		ParentPath: d.in.Prefix,
+		Plan: activities.PlanMiniBatchesInput{
+			RunID:            d.in.RunID,
+			StepPath:         n.step.Path,
+			DefaultDatastore: d.in.Settings.DefaultDatastore,
+			Parallel:         *n.step.Parallel,
+			Inputs:           d.resolveInputs(n.step.Inputs),
+			Outputs:          n.outputs,
+		},
+	}
+}
+
 func (d *dag) childPipelineInput(n *node) PipelineInput {
 	sub := *n.step.Pipeline
 	bound := map[string]plan.Input{}
@@ -250,6 +272,9 @@ func (d *dag) finish(ctx workflow.Context, f workflow.Future, n *node) error {
 				n.setOutput(o)
 			}
 		}
+	case plan.StepParallel:
+		var r ParallelStepResult
+		err = f.Get(ctx, &r)
 	default:
 		var r activities.RunCommandResult
 		if err = f.Get(ctx, &r); err == nil {

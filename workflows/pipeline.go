@@ -101,6 +101,8 @@ func startStep(ctx workflow.Context, d *dag, s *node) workflow.Future {
 	switch s.step.Type {
 	case plan.StepPipeline:
 		return workflow.ExecuteChildWorkflow(ctx, PipelineName, d.childPipelineInput(s))
+	case plan.StepParallel:
+		return workflow.ExecuteChildWorkflow(ctx, ParallelStepName, d.parallelInput(s))
 	default:
 		return workflow.ExecuteChildWorkflow(ctx, CommandStepName, d.commandInput(s))
 	}

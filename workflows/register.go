@@ -11,6 +11,7 @@ import (
 func Register(r worker.WorkflowRegistry) {
 	r.RegisterWorkflowWithOptions(Pipeline, workflow.RegisterOptions{Name: PipelineName})
 	r.RegisterWorkflowWithOptions(CommandStep, workflow.RegisterOptions{Name: CommandStepName})
+	r.RegisterWorkflowWithOptions(ParallelStep, workflow.RegisterOptions{Name: ParallelStepName})
 }
 
 var (

@@ -115,6 +115,7 @@ func (a *app) workerCommand() *cobra.Command {
 	var flags serverFlags
 	var computes []string
 	var withWorkflows bool
+	var python, node string
 	cmd := &cobra.Command{
 		Use:   "worker",
 		Short: "Run a worker: porch workflows and the steps of the given computes",
@@ -123,7 +124,7 @@ func (a *app) workerCommand() *cobra.Command {
 			"workflows too).",
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts := worker.Options{Computes: normaliseComputes(computes), Workflows: withWorkflows}
+			opts := worker.Options{Computes: normaliseComputes(computes), Workflows: withWorkflows, Python: python, Node: node}
 			if len(computes) == 0 {
 				opts.Computes, opts.Workflows = []string{""}, true
 			}
@@ -132,6 +133,8 @@ func (a *app) workerCommand() *cobra.Command {
 	}
 	cmd.Flags().StringArrayVar(&computes, "compute", nil, "serve this compute's steps (repeatable; \"\" or serverless is the default queue)")
 	cmd.Flags().BoolVar(&withWorkflows, "workflows", false, "also run porch workflows (the default without --compute)")
+	cmd.Flags().StringVar(&python, "python", "", "Python interpreter for parallel steps' entry scripts (default $PORCH_PYTHON, else python3)")
+	cmd.Flags().StringVar(&node, "node", "", "name of this worker in parallel steps' logs (default <hostname>-<pid>)")
 	flags.register(cmd)
 	return cmd
 }
@@ -156,6 +159,7 @@ func (a *app) runWorker(ctx context.Context, flags serverFlags, opts worker.Opti
 		what = "porch workflows and " + what
 	}
 	fmt.Fprintf(a.stdout, "porch worker: running %s at %s (namespace %s); Ctrl-C to stop\n", what, s.Address, s.Namespace)
+	fmt.Fprintf(a.stdout, "porch worker: node %s\n", w.Node())
 	<-ctx.Done()
 	fmt.Fprintln(a.stdout, "porch worker: stopping (running steps are canceled and retried elsewhere)")
 	w.Stop()

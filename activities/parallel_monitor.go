@@ -1,0 +1,55 @@
+package activities
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/porch-pipelines/porch/activities/monitor"
+)
+
+// MonitorResources samples this node's resource usage, and that of the
+// step's entry-script processes here, every interval until the workflow
+// cancels it. It runs on the node's own task queue, so it measures the node
+// it names. Each sample is written to logs/sys/perf/<node>/ and recorded as
+// the activity's heartbeat, where `porch job show` reads the live figures.
+func (a *Activities) MonitorResources(ctx context.Context, in MonitorInput) error {
+	if in.IntervalSeconds <= 0 {
+		return nil
+	}
+	f, err := a.parallelFolders(in.Ref)
+	if err != nil {
+		return err
+	}
+	rec, err := monitor.NewRecorder(filepath.Join(f.logs, "sys", "perf", in.Node))
+	if err != nil {
+		return fmt.Errorf("step %q: open resource log: %w", in.Ref.StepPath, err)
+	}
+	defer rec.Close()
+	s := monitor.NewSampler(func() []int {
+		var pids []int
+		for _, rt := range a.parallel().step(in.Ref.RunID, in.Ref.StepPath) {
+			pids = append(pids, rt.pool.PIDs()...)
+		}
+		return pids
+	})
+	tick := time.NewTicker(time.Duration(in.IntervalSeconds) * time.Second)
+	defer tick.Stop()
+	for {
+		sample, err := s.Sample()
+		if err == nil {
+			if werr := rec.Write(sample); werr != nil {
+				return fmt.Errorf("step %q: write resource log: %w", in.Ref.StepPath, werr)
+			}
+			heartbeat(ctx, sample)
+		} else {
+			heartbeat(ctx)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+		}
+	}
+}

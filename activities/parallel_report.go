@@ -1,0 +1,373 @@
+package activities
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/porch-pipelines/porch/compiler/plan"
+)
+
+// processedHeader is the header of processed_mini-batches.csv.
+var processedHeader = []string{"mini_batch_id", "attempt", "result", "node", "process", "start_time", "elapsed_seconds", "items", "returned", "error"}
+
+// reportRow is one attempt of one mini-batch.
+type reportRow struct {
+	index    int
+	attempt  int32
+	result   string
+	node     string
+	process  string
+	start    time.Time
+	elapsed  time.Duration
+	items    int
+	returned int
+	err      string
+}
+
+// report appends an attempt to processed_mini-batches.csv. Each row is one
+// write to a file opened for appending, so rows from many processes and
+// workers never interleave.
+func (rt *parallelRuntime) report(r reportRow) {
+	var buf bytes.Buffer
+	w := csv.NewWriter(&buf)
+	_ = w.Write([]string{
+		strconv.Itoa(r.index), strconv.Itoa(int(r.attempt)), r.result, r.node, r.process,
+		r.start.UTC().Format(time.RFC3339Nano), strconv.FormatFloat(r.elapsed.Seconds(), 'f', 3, 64),
+		strconv.Itoa(r.items), strconv.Itoa(r.returned), firstLine(r.err),
+	})
+	w.Flush()
+	if err := appendBytes(rt.folders.processedCSV(), buf.Bytes()); err != nil {
+		rt.log(fmt.Sprintf("porch: cannot record mini-batch %d in processed_mini-batches.csv: %v", r.index, err))
+	}
+}
+
+func appendBytes(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return err
+		}
+		f, err = os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	}
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
+
+// lastLines is the last n lines of s.
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// writeReadme explains the step's log folder, and starts the per-attempt
+// report with its header.
+func writeReadme(f parallelFolders, p ParallelPlan) error {
+	if err := os.MkdirAll(filepath.Join(f.logs, "sys", "job_report"), 0o755); err != nil {
+		return err
+	}
+	if _, err := os.Stat(f.processedCSV()); errors.Is(err, fs.ErrNotExist) {
+		if err := appendBytes(f.processedCSV(), []byte(strings.Join(processedHeader, ",")+"\n")); err != nil {
+			return err
+		}
+	}
+	readme := fmt.Sprintf(`This folder holds the logs of parallel step %q of run %q, as porch writes them
+(in Azure Machine Learning's layout of a parallel job's logs).
+
+The input was split into %d mini-batches (%d items in %d files).
+
+job_result.txt                            the step's result, and the root cause when it failed
+job_progress_overview.<time>.txt          progress over time
+job_error.txt                             the last error of every mini-batch that failed
+sys/job_report/processed_mini-batches.csv one row per attempt of a mini-batch
+sys/perf/<node>/                          resource usage of each node (resource_monitor_interval)
+sys/porch.txt                             porch's own notes
+user/entry_script_log/<node>/<process>.log.txt  the entry script's logger
+user/stdout/<node>/<process>.txt          what each entry-script process printed
+user/stderr/<node>/<process>.txt          what each entry-script process wrote to stderr
+`, p.Ref.StepPath, p.Ref.RunID, p.Batches, p.Items, p.Files)
+	return os.WriteFile(filepath.Join(f.logs, "readme.txt"), []byte(readme), 0o644)
+}
+
+// progressLine describes counters in one line.
+func progressLine(at time.Time, c ParallelCounters) string {
+	return fmt.Sprintf("%s  %d of %d mini-batches processed: %d succeeded, %d failed, %d running; %d items, %d failed",
+		at.UTC().Format("2006-01-02 15:04:05"), c.Processed(), c.Batches, c.Succeeded, c.Failed, c.Running, c.Items, c.FailedItems)
+}
+
+// ReportParallelProgress appends a line to the step's
+// job_progress_overview.<start>.txt.
+func (a *Activities) ReportParallelProgress(ctx context.Context, in ProgressInput) error {
+	f, err := a.parallelFolders(in.Ref)
+	if err != nil {
+		return err
+	}
+	return writeProgress(f, in)
+}
+
+func writeProgress(f parallelFolders, in ProgressInput) error {
+	name := "job_progress_overview." + in.Started.UTC().Format("20060102150405") + ".txt"
+	return appendBytes(filepath.Join(f.logs, name), []byte(progressLine(in.At, in.Counters)+"\n"))
+}
+
+// FinishParallel ends a parallel step: on success it writes append_row_to's
+// file from the finished mini-batches' results, in mini-batch order; it
+// writes job_result.txt and job_error.txt; and it stops this worker's
+// entry-script processes for the step (calling shutdown()).
+func (a *Activities) FinishParallel(ctx context.Context, in FinishParallelInput) (FinishParallelResult, error) {
+	ref := in.Progress.Ref
+	f, err := a.parallelFolders(ref)
+	if err != nil {
+		return FinishParallelResult{}, err
+	}
+	a.parallel().close(ctx, ref.RunID, ref.StepPath)
+	spec, err := f.readSpec(ref.StepPath)
+	if err != nil {
+		return FinishParallelResult{}, err
+	}
+	res := FinishParallelResult{LogDir: f.logs}
+	cmd := RunCommandInput{RunID: ref.RunID, StepPath: ref.StepPath, DefaultDatastore: ref.Datastore, Outputs: spec.Input.Outputs}
+	b, err := a.bind(cmd, stepFolders{artifactsURI: f.artifactsURI, artifacts: f.artifacts})
+	if err != nil {
+		return res, err
+	}
+	res.Outputs = b.outputs
+	if in.Succeeded && spec.Input.Parallel.Task.AppendRowTo != "" {
+		if err := a.appendRows(ctx, f, spec, b); err != nil {
+			return res, err
+		}
+	}
+	if err := writeProgress(f, in.Progress); err != nil {
+		return res, fmt.Errorf("step %q: write progress: %w", ref.StepPath, err)
+	}
+	if err := writeResult(f, in); err != nil {
+		return res, fmt.Errorf("step %q: write job_result.txt: %w", ref.StepPath, err)
+	}
+	if spec.Input.Parallel.CopyLogsToParent {
+		if err := a.copyLogsToParent(f, in); err != nil {
+			return res, fmt.Errorf("step %q: copy logs to parent: %w", ref.StepPath, err)
+		}
+	}
+	return res, nil
+}
+
+// appendRows writes every finished mini-batch's results into the output
+// append_row_to names: a DataFrame's CSV keeps only the first header. It
+// writes a temporary file and renames it, so a retry after a worker died
+// mid-write starts over and the output never holds a mini-batch twice.
+func (a *Activities) appendRows(ctx context.Context, f parallelFolders, spec parallelSpec, b bindings) error {
+	p := spec.Input.Parallel
+	target, ok := b.output(p.Task.AppendRowTo)
+	if !ok {
+		return invalidStep("step %q: append_row_to names output %q, which the step does not have: recompile the pipeline", spec.Input.StepPath, p.Task.AppendRowTo)
+	}
+	if outputType(spec.Input.Outputs, p.Task.AppendRowTo) != "uri_file" {
+		target = filepath.Join(target, plan.AppendRowFileName)
+	}
+	if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+		return fmt.Errorf("create folder of %s: %w", target, err)
+	}
+	tmp := target + ".porch-tmp"
+	out, err := os.Create(tmp)
+	if err != nil {
+		return fmt.Errorf("create %s: %w", tmp, err)
+	}
+	w := bufio.NewWriterSize(out, 1<<20)
+	var header []byte
+	for i := range spec.Plan.Batches {
+		if i%1000 == 0 {
+			heartbeat(ctx, i)
+		}
+		if _, err := os.Stat(f.done(i)); err != nil {
+			continue
+		}
+		if err := copyResult(w, f.result(i), &header); err != nil {
+			out.Close()
+			return fmt.Errorf("append results of mini-batch %d: %w", i, err)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		out.Close()
+		return fmt.Errorf("write %s: %w", tmp, err)
+	}
+	if err := out.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", tmp, err)
+	}
+	return os.Rename(tmp, target)
+}
+
+// copyResult appends one mini-batch's result file. A file that starts with
+// the same header line as an earlier one (a DataFrame's CSV) has it dropped.
+func copyResult(w io.Writer, path string, header *[]byte) error {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if isCSVResult(path) {
+		first, rest, _ := bytes.Cut(data, []byte("\n"))
+		if *header == nil {
+			*header = append([]byte{}, first...)
+		} else if bytes.Equal(first, *header) {
+			data = rest
+		}
+	}
+	if len(data) > 0 && data[len(data)-1] != '\n' {
+		data = append(data, '\n')
+	}
+	_, err = w.Write(data)
+	return err
+}
+
+// isCSVResult says whether the driver wrote a DataFrame (a CSV with a
+// header) rather than a list of items.
+func isCSVResult(path string) bool {
+	_, err := os.Stat(path + ".csv")
+	return err == nil
+}
+
+func outputType(outs []plan.Output, name string) string {
+	for _, o := range outs {
+		if o.Name == name {
+			return o.Type
+		}
+	}
+	return ""
+}
+
+// writeResult writes job_result.txt and, from the per-attempt report,
+// job_error.txt.
+func writeResult(f parallelFolders, in FinishParallelInput) error {
+	c := in.Progress.Counters
+	var b strings.Builder
+	if in.Succeeded {
+		fmt.Fprintf(&b, "succeeded: %d of %d mini-batches processed (%d succeeded, %d failed); %d items, %d failed\n",
+			c.Processed(), c.Batches, c.Succeeded, c.Failed, c.Items, c.FailedItems)
+	} else {
+		fmt.Fprintf(&b, "failed: %s\n%d of %d mini-batches processed (%d succeeded, %d failed); %d items, %d failed\n",
+			in.Reason, c.Processed(), c.Batches, c.Succeeded, c.Failed, c.Items, c.FailedItems)
+	}
+	if err := os.WriteFile(filepath.Join(f.logs, "job_result.txt"), []byte(b.String()), 0o644); err != nil {
+		return err
+	}
+	errs, err := lastErrors(f.processedCSV())
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(f.logs, "job_error.txt"), []byte(errs), 0o644)
+}
+
+// lastErrors lists, for every mini-batch that never succeeded, its last
+// attempt's error.
+func lastErrors(report string) (string, error) {
+	file, err := os.Open(report)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	defer file.Close()
+	r := csv.NewReader(file)
+	r.FieldsPerRecord = -1
+	type last struct {
+		attempt string
+		err     string
+		ok      bool
+	}
+	byIndex := map[int]*last{}
+	for {
+		rec, err := r.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil || len(rec) < len(processedHeader) || rec[0] == processedHeader[0] {
+			continue
+		}
+		i, _ := strconv.Atoi(rec[0])
+		l := byIndex[i]
+		if l == nil {
+			l = &last{}
+			byIndex[i] = l
+		}
+		switch rec[2] {
+		case "succeeded":
+			l.ok = true
+		case "failed":
+			l.attempt, l.err = rec[1], rec[9]
+		}
+	}
+	var idx []int
+	for i, l := range byIndex {
+		if !l.ok && l.err != "" {
+			idx = append(idx, i)
+		}
+	}
+	sort.Ints(idx)
+	var b strings.Builder
+	for _, i := range idx {
+		fmt.Fprintf(&b, "mini-batch %d (attempt %s): %s\n", i, byIndex[i].attempt, byIndex[i].err)
+	}
+	return b.String(), nil
+}
+
+// copyLogsToParent copies the step's job_result.txt and progress overview
+// into the enclosing pipeline's logs, under the step's name.
+func (a *Activities) copyLogsToParent(f parallelFolders, in FinishParallelInput) error {
+	ref := in.Progress.Ref
+	parent := StepArtifactsURI(ref.Datastore, ref.RunID, in.ParentPath)
+	if in.ParentPath == "" {
+		parent = plan.DatastoreURI(ref.Datastore, "azureml/"+ref.RunID+"/"+plan.ArtifactsOutput+"/")
+	}
+	dir, err := LocalPath(a.Home, parent)
+	if err != nil {
+		return err
+	}
+	dir = filepath.Join(dir, "logs", filepath.FromSlash(ref.StepPath))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	entries, err := os.ReadDir(f.logs)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if e.Type().IsRegular() && (e.Name() == "job_result.txt" || e.Name() == "job_error.txt" || strings.HasPrefix(e.Name(), "job_progress_overview.")) {
+			data, err := os.ReadFile(filepath.Join(f.logs, e.Name()))
+			if err != nil {
+				return err
+			}
+			if err := os.WriteFile(filepath.Join(dir, e.Name()), data, 0o644); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

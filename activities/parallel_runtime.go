@@ -1,0 +1,302 @@
+package activities
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/porch-pipelines/porch/activities/entryscript"
+	"github.com/porch-pipelines/porch/activities/minibatch"
+	"github.com/porch-pipelines/porch/compiler/plan"
+)
+
+// idleShutdown is how long a step's entry-script processes may sit unused
+// on a worker before porch calls their shutdown() and stops them: a step
+// whose last mini-batch ran elsewhere ends this way.
+const idleShutdown = 30 * time.Second
+
+// parallelRuntime is one parallel step on this worker: its settings, its
+// manifest and its entry-script processes, kept across mini-batches.
+type parallelRuntime struct {
+	ref      ParallelStepRef
+	folders  parallelFolders
+	spec     parallelSpec
+	manifest *minibatch.Manifest
+	pool     *entryscript.Pool
+	node     string
+	appendTo bool
+
+	// useMu guards users (mini-batches running now) and lastUsed.
+	useMu    sync.Mutex
+	users    int
+	lastUsed time.Time
+}
+
+// runtimes holds the parallel steps this worker serves.
+type runtimes struct {
+	mu    sync.Mutex
+	steps map[string]*parallelRuntime
+	stop  chan struct{}
+}
+
+func runtimeKey(ref ParallelStepRef) string {
+	return ref.RunID + "\x00" + ref.StepPath + "\x00" + ref.Digest
+}
+
+// parallel returns the worker's parallel steps, starting the reaper of idle
+// ones on first use.
+func (a *Activities) parallel() *runtimes {
+	a.parallelOnce.Do(func() {
+		a.runtimes = &runtimes{steps: map[string]*parallelRuntime{}, stop: make(chan struct{})}
+		go a.runtimes.reap(a.idleShutdown())
+	})
+	return a.runtimes
+}
+
+func (a *Activities) idleShutdown() time.Duration {
+	if a.IdleShutdown > 0 {
+		return a.IdleShutdown
+	}
+	return idleShutdown
+}
+
+// get returns the step's runtime, creating it (and its working folder) on
+// first use. The caller must release it.
+func (r *runtimes) get(a *Activities, ref ParallelStepRef) (*parallelRuntime, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	key := runtimeKey(ref)
+	rt := r.steps[key]
+	if rt == nil {
+		var err error
+		if rt, err = a.newRuntime(ref); err != nil {
+			return nil, err
+		}
+		r.steps[key] = rt
+	}
+	rt.useMu.Lock()
+	rt.users++
+	rt.lastUsed = time.Now()
+	rt.useMu.Unlock()
+	return rt, nil
+}
+
+// step returns the runtimes of a run's step (any digest) without holding them.
+func (r *runtimes) step(runID, stepPath string) []*parallelRuntime {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []*parallelRuntime
+	for _, rt := range r.steps {
+		if rt.ref.RunID == runID && rt.ref.StepPath == stepPath {
+			out = append(out, rt)
+		}
+	}
+	return out
+}
+
+func (rt *parallelRuntime) release() {
+	rt.useMu.Lock()
+	rt.users--
+	rt.lastUsed = time.Now()
+	rt.useMu.Unlock()
+}
+
+// close stops a step's runtimes on this worker (calling shutdown() in each
+// process).
+func (r *runtimes) close(ctx context.Context, runID, stepPath string) {
+	r.mu.Lock()
+	var victims []*parallelRuntime
+	for key, rt := range r.steps {
+		if rt.ref.RunID == runID && rt.ref.StepPath == stepPath {
+			victims = append(victims, rt)
+			delete(r.steps, key)
+		}
+	}
+	r.mu.Unlock()
+	for _, rt := range victims {
+		rt.shutdown(ctx)
+	}
+}
+
+// reap stops the runtimes nobody used for idle.
+func (r *runtimes) reap(idle time.Duration) {
+	tick := time.NewTicker(idle / 4)
+	defer tick.Stop()
+	for {
+		select {
+		case <-r.stop:
+			return
+		case <-tick.C:
+		}
+		r.mu.Lock()
+		var victims []*parallelRuntime
+		for key, rt := range r.steps {
+			rt.useMu.Lock()
+			unused := rt.users == 0 && time.Since(rt.lastUsed) > idle
+			rt.useMu.Unlock()
+			if unused {
+				victims = append(victims, rt)
+				delete(r.steps, key)
+			}
+		}
+		r.mu.Unlock()
+		for _, rt := range victims {
+			rt.shutdown(context.Background())
+		}
+	}
+}
+
+// Close stops every entry-script process this worker started, calling
+// their shutdown(). A worker calls it when it stops.
+func (a *Activities) Close(ctx context.Context) {
+	if a.runtimes == nil {
+		return
+	}
+	r := a.runtimes
+	r.mu.Lock()
+	victims := make([]*parallelRuntime, 0, len(r.steps))
+	for key, rt := range r.steps {
+		victims = append(victims, rt)
+		delete(r.steps, key)
+	}
+	r.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, rt := range victims {
+		wg.Go(func() { rt.shutdown(ctx) })
+	}
+	wg.Wait()
+}
+
+func (rt *parallelRuntime) shutdown(ctx context.Context) {
+	if err := rt.pool.Close(ctx); err != nil {
+		rt.log(fmt.Sprintf("porch: stopping the entry-script processes of step %q: %v", rt.ref.StepPath, err))
+	}
+	rt.manifest.Close()
+}
+
+// newRuntime reads the step's spec and manifest, prepares this worker's
+// working folder (the code) and renders the entry script's arguments.
+func (a *Activities) newRuntime(ref ParallelStepRef) (*parallelRuntime, error) {
+	f, err := a.parallelFolders(ref)
+	if err != nil {
+		return nil, err
+	}
+	spec, err := f.readSpec(ref.StepPath)
+	if err != nil {
+		return nil, err
+	}
+	if spec.Plan.Ref.Digest != ref.Digest {
+		return nil, fmt.Errorf("step %q was planned again (manifest %.12s, this mini-batch belongs to %.12s): the step's newer attempt runs it", ref.StepPath, spec.Plan.Ref.Digest, ref.Digest)
+	}
+	m, err := minibatch.Open(f.manifest())
+	if err != nil {
+		return nil, fmt.Errorf("step %q: open manifest: %w", ref.StepPath, err)
+	}
+	opts, err := a.entryScriptOptions(spec, f)
+	if err != nil {
+		m.Close()
+		return nil, err
+	}
+	rt := &parallelRuntime{
+		ref: ref, folders: f, spec: spec, manifest: m, node: a.node(),
+		appendTo: spec.Input.Parallel.Task.AppendRowTo != "",
+		pool:     entryscript.NewPool(opts, max(spec.Plan.Instances*spec.Plan.PerInstance, 1)),
+	}
+	return rt, nil
+}
+
+// entryScriptOptions prepares this node's working folder and says how the
+// step's entry-script processes run.
+func (a *Activities) entryScriptOptions(spec parallelSpec, f parallelFolders) (entryscript.Options, error) {
+	in := spec.Input
+	p := in.Parallel
+	work := filepath.Join(a.Home, "work", in.RunID, filepath.FromSlash(in.StepPath), a.node())
+	sf := stepFolders{artifactsURI: f.artifactsURI, artifacts: f.artifacts, work: work}
+	if err := os.RemoveAll(work); err != nil {
+		return entryscript.Options{}, fmt.Errorf("remove stale working folder: %w", err)
+	}
+	if err := os.MkdirAll(work, 0o755); err != nil {
+		return entryscript.Options{}, fmt.Errorf("create working folder: %w", err)
+	}
+	if err := copyCode(p.Task.Code, a.Home, sf); err != nil {
+		return entryscript.Options{}, err
+	}
+	cmd := RunCommandInput{
+		RunID: in.RunID, StepPath: in.StepPath, DefaultDatastore: in.DefaultDatastore,
+		Command: plan.Command{Template: p.Task.ProgramArguments, Code: p.Task.Code, EnvironmentVariables: p.EnvironmentVariables},
+		Inputs:  in.Inputs, Outputs: in.Outputs,
+	}
+	b, err := a.bind(cmd, sf)
+	if err != nil {
+		return entryscript.Options{}, err
+	}
+	args, err := splitArgs(p.Task.ProgramArguments.Render(b.lookup(cmd)))
+	if err != nil {
+		return entryscript.Options{}, invalidStep("step %q: %v", in.StepPath, err)
+	}
+	env := append(b.env(cmd), "AZUREML_PARALLEL_NODE="+a.node())
+	return entryscript.Options{
+		Python: a.Python, Dir: work, Script: p.Task.EntryScript, Args: args, Env: env,
+		LogDir: f.logs, Node: a.node(), LoggingLevel: p.LoggingLevel, KillGrace: a.killGrace(),
+		Tabular: spec.Plan.Tabular,
+	}, nil
+}
+
+// request turns a mini-batch into the pool's request.
+func (rt *parallelRuntime) request(b minibatch.Batch, attempt int32) (entryscript.Request, error) {
+	p := rt.spec.Input.Parallel
+	req := entryscript.Request{
+		Index: b.Index, Attempt: int(attempt), Files: b.Files,
+		LoadTimeout:     time.Duration(p.TaskOverheadTimeoutSeconds) * time.Second,
+		RunTimeout:      time.Duration(p.Retry.TimeoutSeconds) * time.Second,
+		ProgressTimeout: time.Duration(p.ProgressUpdateTimeoutSeconds) * time.Second,
+	}
+	if b.Table != nil {
+		raw, err := json.Marshal(b.Table)
+		if err != nil {
+			return req, err
+		}
+		req.Table = raw
+	}
+	if rt.appendTo {
+		req.ResultPath = rt.folders.result(b.Index)
+		if err := os.MkdirAll(filepath.Dir(req.ResultPath), 0o755); err != nil {
+			return req, fmt.Errorf("create results folder: %w", err)
+		}
+	}
+	return req, nil
+}
+
+// entryScriptLog is the entry-script log of one of this node's processes.
+func (rt *parallelRuntime) entryScriptLog(process string) string {
+	if process == "" {
+		return ""
+	}
+	return filepath.Join(rt.folders.logs, "user", "entry_script_log", rt.node, process+".log.txt")
+}
+
+// log adds a line to the step's porch log.
+func (rt *parallelRuntime) log(line string) {
+	_ = appendLog(filepath.Join(rt.folders.logs, "sys", "porch.txt"), time.Now().UTC().Format(time.RFC3339)+" "+line)
+}
+
+// NodeName names this worker in parallel steps' logs and in its own task
+// queue: the host name and the process id, unless Activities.Node says
+// otherwise.
+func (a *Activities) NodeName() string { return a.node() }
+
+func (a *Activities) node() string {
+	if a.Node != "" {
+		return a.Node
+	}
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "node"
+	}
+	return host + "-" + strconv.Itoa(os.Getpid())
+}

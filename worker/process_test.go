@@ -1,0 +1,65 @@
+package worker_test
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
+
+	"github.com/porch-pipelines/porch/worker"
+)
+
+// The test binary doubles as a porch worker process, so a test can kill a
+// real worker with SIGKILL. These variables ask it to be one.
+const (
+	workerAddressEnv = "PORCH_TEST_WORKER_ADDRESS"
+	workerHomeEnv    = "PORCH_TEST_WORKER_HOME"
+	workerComputeEnv = "PORCH_TEST_WORKER_COMPUTE"
+	workerNodeEnv    = "PORCH_TEST_WORKER_NODE"
+)
+
+// runWorkerProcess serves one compute until SIGTERM or SIGKILL.
+func runWorkerProcess() int {
+	c, err := client.Dial(client.Options{HostPort: os.Getenv(workerAddressEnv), Logger: quietLogger{}})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "dial:", err)
+		return 1
+	}
+	defer c.Close()
+	w, err := worker.Start(c, worker.Options{
+		Home:     os.Getenv(workerHomeEnv),
+		Computes: []string{os.Getenv(workerComputeEnv)},
+		Node:     os.Getenv(workerNodeEnv),
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "start worker:", err)
+		return 1
+	}
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
+	<-sig
+	w.Stop()
+	return 0
+}
+
+// startWorkerProcess starts the test binary as a worker serving compute
+// under home, named node. The test's cleanup kills it.
+func startWorkerProcess(t *testing.T, home, compute, node string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(),
+		workerAddressEnv+"="+serverAddress, workerHomeEnv+"="+home,
+		workerComputeEnv+"="+compute, workerNodeEnv+"="+node)
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		_ = cmd.Wait()
+	})
+	return cmd
+}

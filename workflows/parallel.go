@@ -1,0 +1,413 @@
+package workflows
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/porch-pipelines/porch/activities"
+	"github.com/porch-pipelines/porch/compiler/plan"
+)
+
+// Parallel step settings.
+const (
+	// maxWindow caps the mini-batches in flight at once, well under
+	// Temporal's limit of 2,000 pending activities per workflow.
+	maxWindow = 1000
+	// pendingPage is how many unfinished mini-batches a resumed step lists
+	// at a time.
+	pendingPage = 500
+	// progressEvery is how often the step's progress overview gets a line.
+	progressEvery = 30 * time.Second
+	// planTimeout bounds planning the mini-batches.
+	planTimeout = time.Hour
+	// batchSlack lets the entry-script pool enforce the step's own
+	// timeouts (and say which one) before Temporal's start-to-close.
+	batchSlack = 30 * time.Second
+	// defaultProgressTimeout is the heartbeat timeout when the step sets
+	// no progress_update_timeout: how long a silent worker is trusted.
+	defaultProgressTimeout = 30 * time.Second
+)
+
+// ParallelFailedType is the application error type of a parallel step that
+// crossed one of its error thresholds.
+const ParallelFailedType = "ParallelStepFailed"
+
+// ParallelStep is the workflow of one parallel step: it has the input planned
+// into mini-batches, runs them through a sliding window of RunMiniBatch
+// activities on the step's compute, enforces the error thresholds, and
+// continues as new when its history grows long, carrying only counters.
+func ParallelStep(ctx workflow.Context, in ParallelStepInput) (ParallelStepResult, error) {
+	r := &parallelRun{in: in, progress: ParallelProgress{Phase: PhasePlanning}}
+	if err := workflow.SetQueryHandler(ctx, ProgressQuery, func() (ParallelProgress, error) {
+		return r.snapshot(), nil
+	}); err != nil {
+		return ParallelStepResult{}, err
+	}
+	if in.State == nil {
+		if err := r.plan(ctx); err != nil {
+			return ParallelStepResult{}, err
+		}
+	}
+	r.st = in.State
+	if r.st == nil {
+		r.st = r.initial
+	}
+	r.progress.Phase = PhaseRunning
+	outcome := r.runBatches(ctx)
+	if outcome.continueAsNew {
+		next := in
+		next.State = r.st
+		return ParallelStepResult{}, workflow.NewContinueAsNewError(ctx, ParallelStepName, next)
+	}
+	return r.finish(ctx, outcome)
+}
+
+// parallelRun is one run (between continue-as-new) of a parallel step.
+type parallelRun struct {
+	in       ParallelStepInput
+	initial  *ParallelState
+	st       *ParallelState
+	progress ParallelProgress
+	monitors map[string]bool
+}
+
+func (r *parallelRun) snapshot() ParallelProgress {
+	p := r.progress
+	if r.st != nil {
+		p.Plan = r.st.Plan
+		p.Counters = r.st.Counters
+		p.Started = r.st.Started
+		p.Nodes = r.st.Nodes
+	}
+	return p
+}
+
+// plan runs PlanMiniBatches on the step's compute.
+func (r *parallelRun) plan(ctx workflow.Context) error {
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		TaskQueue:           plan.TaskQueue(r.in.Compute),
+		StartToCloseTimeout: planTimeout,
+		RetryPolicy: &temporal.RetryPolicy{
+			MaximumAttempts:        infraAttempts,
+			NonRetryableErrorTypes: []string{activities.InvalidStepType},
+		},
+	})
+	var p activities.ParallelPlan
+	if err := workflow.ExecuteActivity(ctx, activities.PlanMiniBatchesName, r.in.Plan).Get(ctx, &p); err != nil {
+		return err
+	}
+	r.initial = &ParallelState{
+		Plan:     p,
+		Started:  workflow.Now(ctx),
+		Resuming: p.Done > 0,
+		Counters: activities.ParallelCounters{Batches: p.Batches},
+	}
+	return nil
+}
+
+// window is how many mini-batches run at once: every entry-script process
+// of every instance busy.
+func (st *ParallelState) window() int {
+	return min(max(st.Plan.Instances*st.Plan.PerInstance, 1), maxWindow)
+}
+
+// batchOutcome is how the window loop ended.
+type batchOutcome struct {
+	continueAsNew bool
+	// err is the step's failure: a threshold crossed, init() failing, or
+	// cancellation.
+	err error
+}
+
+// runBatches runs the sliding window until every mini-batch has ended, the
+// step fails, or the history asks to continue as new.
+func (r *parallelRun) runBatches(ctx workflow.Context) batchOutcome {
+	st := r.st
+	batchCtx, cancelBatches := workflow.WithCancel(ctx)
+	sel := workflow.NewSelector(ctx)
+	running := 0
+	var failure error
+	draining := false
+	for {
+		for failure == nil && !draining && ctx.Err() == nil && running < st.window() {
+			i, ok := r.nextIndex(ctx)
+			if !ok {
+				break
+			}
+			f := workflow.ExecuteActivity(r.batchOptions(batchCtx), activities.RunMiniBatchName,
+				activities.MiniBatchInput{Ref: st.Plan.Ref, Index: i})
+			running++
+			st.Counters.Running = running
+			sel.AddFuture(f, func(f workflow.Future) {
+				running--
+				st.Counters.Running = running
+				if err := r.ended(ctx, f); err != nil && failure == nil {
+					failure = err
+					cancelBatches()
+				}
+			})
+		}
+		if running == 0 {
+			break
+		}
+		sel.Select(ctx)
+		if ctx.Err() != nil && failure == nil {
+			failure = temporal.NewCanceledError()
+			cancelBatches()
+		}
+		if !draining && workflow.GetInfo(ctx).GetContinueAsNewSuggested() {
+			draining = true
+		}
+		r.reportProgress(ctx)
+	}
+	if failure != nil {
+		return batchOutcome{err: failure}
+	}
+	if draining && (st.Next < st.Plan.Batches || len(st.Pending) > 0) {
+		return batchOutcome{continueAsNew: true}
+	}
+	return batchOutcome{}
+}
+
+// nextIndex is the next mini-batch to start. A resumed step pages through
+// the unfinished ones; otherwise they go in order.
+func (r *parallelRun) nextIndex(ctx workflow.Context) (int, bool) {
+	st := r.st
+	if !st.Resuming {
+		if st.Next >= st.Plan.Batches {
+			return 0, false
+		}
+		st.Next++
+		return st.Next - 1, true
+	}
+	for len(st.Pending) == 0 && st.Next < st.Plan.Batches {
+		actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+			TaskQueue:           plan.TaskQueue(r.in.Compute),
+			StartToCloseTimeout: 10 * time.Minute,
+			RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: infraAttempts},
+		})
+		var page activities.PendingMiniBatches
+		in := activities.ListPendingInput{Ref: st.Plan.Ref, From: st.Next, Limit: pendingPage}
+		if err := workflow.ExecuteActivity(actx, activities.ListPendingMiniBatchesName, in).Get(ctx, &page); err != nil {
+			// Listing failed for good: run the rest in order; finished
+			// mini-batches are skipped by RunMiniBatch itself.
+			st.Resuming = false
+			return r.nextIndex(ctx)
+		}
+		st.Pending, st.Next = page.Indexes, page.Next
+	}
+	if len(st.Pending) == 0 {
+		return 0, false
+	}
+	i := st.Pending[0]
+	st.Pending = st.Pending[1:]
+	return i, true
+}
+
+// batchOptions are a mini-batch activity's options: retry_settings as the
+// retry policy, progress_update_timeout as the heartbeat timeout, and
+// first_task_creation_timeout while no mini-batch has ended yet.
+func (r *parallelRun) batchOptions(ctx workflow.Context) workflow.Context {
+	p := r.in.Plan.Parallel
+	hb := time.Duration(p.ProgressUpdateTimeoutSeconds) * time.Second
+	if hb <= 0 {
+		hb = defaultProgressTimeout
+	}
+	opts := workflow.ActivityOptions{
+		TaskQueue:           plan.TaskQueue(r.in.Compute),
+		StartToCloseTimeout: time.Duration(p.Retry.TimeoutSeconds+p.TaskOverheadTimeoutSeconds)*time.Second + batchSlack,
+		HeartbeatTimeout:    hb,
+		WaitForCancellation: true,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval:        time.Second,
+			BackoffCoefficient:     1,
+			MaximumAttempts:        int32(p.Retry.MaxRetries + 1),
+			NonRetryableErrorTypes: []string{activities.EntryScriptInitFailedType, activities.InvalidStepType},
+		},
+	}
+	if c := r.st.Counters; c.Processed()-c.Skipped == 0 && p.FirstTaskCreationTimeoutSeconds > 0 {
+		opts.ScheduleToStartTimeout = time.Duration(p.FirstTaskCreationTimeoutSeconds) * time.Second
+	}
+	return workflow.WithActivityOptions(ctx, opts)
+}
+
+// ended records a mini-batch's end. It returns the step's failure when the
+// mini-batch makes the step fail.
+func (r *parallelRun) ended(ctx workflow.Context, f workflow.Future) error {
+	st := r.st
+	var res activities.MiniBatchResult
+	err := f.Get(ctx, &res)
+	if err == nil {
+		st.Counters.Succeeded++
+		if res.Skipped {
+			st.Counters.Skipped++
+		}
+		st.Counters.Items += int64(res.Items)
+		r.sawNode(ctx, res.Node)
+		return nil
+	}
+	if isCanceled(err) {
+		return nil
+	}
+	var ae *temporal.ApplicationError
+	if errors.As(err, &ae) && ae.Type() == activities.EntryScriptInitFailedType {
+		return temporal.NewNonRetryableApplicationError("the entry script's init() failed: "+ae.Message(), activities.EntryScriptInitFailedType, nil)
+	}
+	var te *temporal.TimeoutError
+	if errors.As(err, &te) && te.TimeoutType().String() == "ScheduleToStart" {
+		return temporal.NewNonRetryableApplicationError(fmt.Sprintf(
+			"no mini-batch started within first_task_creation_timeout (%ds): no worker serves compute %q; start one with `porch worker --compute %s`",
+			r.in.Plan.Parallel.FirstTaskCreationTimeoutSeconds, computeName(r.in.Compute), computeName(r.in.Compute)), ParallelFailedType, nil)
+	}
+	failure := batchFailure(err)
+	st.Counters.Failed++
+	st.Counters.Items += int64(failure.Items)
+	st.Counters.FailedItems += int64(max(failure.Items-failure.Returned, 0))
+	if failure.Node != "" {
+		r.sawNode(ctx, failure.Node)
+	}
+	if reason := crossedThreshold(r.in.Plan.Parallel, st.Counters); reason != "" {
+		return temporal.NewNonRetryableApplicationError(reason+"; last failure: "+ErrorMessage(err), ParallelFailedType, nil)
+	}
+	return nil
+}
+
+func computeName(c string) string {
+	if c == "" {
+		return "default"
+	}
+	return c
+}
+
+// batchFailure reads a failed mini-batch's details: from the error, or for a
+// worker that vanished, from its last heartbeat (the item count).
+func batchFailure(err error) activities.MiniBatchFailure {
+	var f activities.MiniBatchFailure
+	var ae *temporal.ApplicationError
+	if errors.As(err, &ae) && ae.HasDetails() {
+		_ = ae.Details(&f)
+		return f
+	}
+	var te *temporal.TimeoutError
+	if errors.As(err, &te) && te.HasLastHeartbeatDetails() {
+		_ = te.LastHeartbeatDetails(&f.Items)
+	}
+	return f
+}
+
+// crossedThreshold says which error threshold the counters crossed, with
+// the counts, or "" for none.
+func crossedThreshold(p plan.Parallel, c activities.ParallelCounters) string {
+	switch {
+	case p.MiniBatchErrorThreshold >= 0 && c.Failed > p.MiniBatchErrorThreshold:
+		return fmt.Sprintf("mini_batch_error_threshold crossed: %d mini-batches failed, more than the %d allowed (%d of %d processed)",
+			c.Failed, p.MiniBatchErrorThreshold, c.Processed(), c.Batches)
+	case p.ErrorThreshold >= 0 && c.FailedItems > int64(p.ErrorThreshold):
+		return fmt.Sprintf("error_threshold crossed: %d items failed, more than the %d allowed (%d of %d mini-batches processed)",
+			c.FailedItems, p.ErrorThreshold, c.Processed(), c.Batches)
+	case p.AllowedFailedPercent < 100 && c.Batches > 0 && c.Failed*100 > p.AllowedFailedPercent*c.Batches:
+		return fmt.Sprintf("allowed_failed_percent crossed: %d of %d mini-batches failed (%.1f%%), more than the %d%% allowed",
+			c.Failed, c.Batches, float64(c.Failed)*100/float64(c.Batches), p.AllowedFailedPercent)
+	}
+	return ""
+}
+
+// sawNode starts the resource monitor on a node the step uses for the
+// first time in this run.
+func (r *parallelRun) sawNode(ctx workflow.Context, node string) {
+	if node == "" {
+		return
+	}
+	known := false
+	for _, n := range r.st.Nodes {
+		known = known || n == node
+	}
+	if !known {
+		r.st.Nodes = append(r.st.Nodes, node)
+	}
+	r.startMonitor(ctx, node)
+}
+
+// startMonitor runs MonitorResources on the node's own queue. It is never
+// waited for: the step's end cancels it, and a node that dies takes its
+// monitor with it.
+func (r *parallelRun) startMonitor(ctx workflow.Context, node string) {
+	interval := r.in.Plan.Parallel.ResourceMonitorIntervalSeconds
+	if interval <= 0 || r.monitors[node] {
+		return
+	}
+	if r.monitors == nil {
+		r.monitors = map[string]bool{}
+	}
+	r.monitors[node] = true
+	mctx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		TaskQueue:           activities.NodeTaskQueue(node),
+		StartToCloseTimeout: noTimeout,
+		HeartbeatTimeout:    time.Duration(2*interval)*time.Second + time.Minute,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
+	})
+	workflow.ExecuteActivity(mctx, activities.MonitorResourcesName,
+		activities.MonitorInput{Ref: r.st.Plan.Ref, Node: node, IntervalSeconds: interval})
+}
+
+// reportProgress adds a line to the progress overview now and then.
+func (r *parallelRun) reportProgress(ctx workflow.Context) {
+	now := workflow.Now(ctx)
+	if now.Sub(r.st.LastReport) < progressEvery {
+		return
+	}
+	r.st.LastReport = now
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		TaskQueue:           plan.TaskQueue(r.in.Compute),
+		StartToCloseTimeout: time.Minute,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
+	})
+	workflow.ExecuteActivity(actx, activities.ReportParallelProgressName, r.progressInput(now))
+}
+
+func (r *parallelRun) progressInput(now time.Time) activities.ProgressInput {
+	return activities.ProgressInput{Ref: r.st.Plan.Ref, Started: r.st.Started, At: now, Counters: r.st.Counters}
+}
+
+// finish runs FinishParallel (even when the step was cancelled, so the
+// entry-script processes stop and the logs say how it ended) and returns
+// the step's result.
+func (r *parallelRun) finish(ctx workflow.Context, outcome batchOutcome) (ParallelStepResult, error) {
+	r.progress.Phase = PhaseFinishing
+	fctx := ctx
+	if ctx.Err() != nil {
+		fctx, _ = workflow.NewDisconnectedContext(ctx)
+	}
+	fctx = workflow.WithActivityOptions(fctx, workflow.ActivityOptions{
+		TaskQueue:           plan.TaskQueue(r.in.Compute),
+		StartToCloseTimeout: planTimeout,
+		HeartbeatTimeout:    5 * time.Minute,
+		RetryPolicy: &temporal.RetryPolicy{
+			MaximumAttempts:        infraAttempts,
+			NonRetryableErrorTypes: []string{activities.InvalidStepType},
+		},
+	})
+	in := activities.FinishParallelInput{
+		Progress:   r.progressInput(workflow.Now(ctx)),
+		Succeeded:  outcome.err == nil,
+		ParentPath: r.in.ParentPath,
+	}
+	if outcome.err != nil {
+		in.Reason = ErrorMessage(outcome.err)
+	}
+	var res activities.FinishParallelResult
+	ferr := workflow.ExecuteActivity(fctx, activities.FinishParallelName, in).Get(fctx, &res)
+	r.progress.Phase = PhaseDone
+	if outcome.err != nil {
+		r.progress.Reason = in.Reason
+		return ParallelStepResult{}, outcome.err
+	}
+	if ferr != nil {
+		return ParallelStepResult{}, ferr
+	}
+	return ParallelStepResult{LogDir: res.LogDir, Outputs: res.Outputs, Counters: r.st.Counters}, nil
+}
