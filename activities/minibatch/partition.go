@@ -111,7 +111,7 @@ func (p *partitioner) scanFile(f file, hs *headers) error {
 		}
 	}
 	counts := map[string]int{}
-	var order []string
+	var order []tuple
 	values := make([]string, len(p.keys))
 	for {
 		rec, _, err := s.next()
@@ -132,27 +132,45 @@ func (p *partitioner) scanFile(f file, hs *headers) error {
 				values[i] = rec[src.col]
 			}
 		}
-		k := strings.Join(values, "\x00")
+		// The key joins the values with their lengths, so no value can
+		// make two tuples collide.
+		k := tupleKey(values)
 		if counts[k] == 0 {
-			order = append(order, k)
+			order = append(order, tuple{key: k, values: slices.Clone(values)})
 		}
 		counts[k]++
 	}
-	for _, k := range order {
-		p.addPart(k, h.part(f.path, 0, f.size, counts[k]))
+	for _, tu := range order {
+		p.addPart(tu, h.part(f.path, 0, f.size, counts[tu.key]))
 	}
 	return nil
 }
 
-func (p *partitioner) addPart(key string, part Part) {
-	i, ok := p.index[key]
+// tuple is one distinct tuple of key values.
+type tuple struct {
+	key    string
+	values []string
+}
+
+func tupleKey(values []string) string {
+	var b strings.Builder
+	for _, v := range values {
+		b.WriteString(strconv.Itoa(len(v)))
+		b.WriteByte(':')
+		b.WriteString(v)
+	}
+	return b.String()
+}
+
+func (p *partitioner) addPart(tu tuple, part Part) {
+	i, ok := p.index[tu.key]
 	if !ok {
 		i = len(p.batches)
-		p.index[key] = i
+		p.index[tu.key] = i
 		p.batches = append(p.batches, &Batch{Table: &Table{
 			Read:            p.t.read,
 			PartitionKeys:   p.keys,
-			PartitionValues: strings.Split(key, "\x00"),
+			PartitionValues: tu.values,
 		}})
 	}
 	b := p.batches[i]

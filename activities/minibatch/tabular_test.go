@@ -109,11 +109,11 @@ func TestPartitionKeysFromColumns(t *testing.T) {
 	root := t.TempDir()
 	writeTree(t, root, map[string]string{
 		"a.csv": "\ufeffstore,brand,qty\n1,x,5\n2,y,6\n1,x,7\n01,x,8\n",
-		"b.csv": "store,brand,qty\n2,y,1\n3,\"z,z\",2\n1,x,3\n",
+		"b.csv": "store,brand,qty\n2,y,1\n3,\"z,z\",2\n1,x,3\n1\x00x,,9\n",
 		"c.csv": "store,brand,qty\n", // no rows: in no batch
 	})
 	sum, batches := planAll(t, Input{Type: TypeMLTable, Path: root, Size: "1", PartitionKeys: []string{"store", "brand"}})
-	require.Equal(t, int64(7), sum.Items)
+	require.Equal(t, int64(8), sum.Items)
 	type got struct {
 		values []string
 		parts  []string
@@ -139,6 +139,7 @@ func TestPartitionKeysFromColumns(t *testing.T) {
 		{[]string{"2", "y"}, []string{"a.csv", "b.csv"}, []int{1, 1}},
 		{[]string{"01", "x"}, []string{"a.csv"}, []int{1}},
 		{[]string{"3", "z,z"}, []string{"b.csv"}, []int{1}},
+		{[]string{"1\x00x", ""}, []string{"b.csv"}, []int{1}},
 	}, all)
 	require.Equal(t, int64(len("\ufeffstore,brand,qty\n1,x,5\n2,y,6\n1,x,7\n01,x,8\n")), batches[2].Table.Parts[0].Length, "a whole file")
 }
