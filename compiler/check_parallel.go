@@ -59,7 +59,9 @@ func mergeTask(comp, over *taskAST) *taskAST {
 		return over
 	}
 	t := *comp
-	t.Code = orDefault(over.Code, t.Code)
+	if over.Code != "" {
+		t.Code, t.CodeShown = over.Code, over.CodeShown
+	}
 	t.Environment = orDefault(over.Environment, t.Environment)
 	if over.EntryScript != nil {
 		t.EntryScript = over.EntryScript
@@ -134,11 +136,14 @@ func (c *checker) checkEntryScript(s *stepAST, t *taskAST) {
 			"task of step %q has no entry_script", s.Name)
 		return
 	}
-	code := orDefault(t.Code, s.Component.Dir)
+	code, shown := t.Code, t.CodeShown
+	if code == "" {
+		code, shown = s.Component.Dir, filepath.Dir(s.Component.File)
+	}
 	es := t.EntryScript
 	if !filepath.IsLocal(es.Value) {
 		c.errorf(es.Pos, "write the script's path relative to code:, inside that folder",
-			"entry_script %q is not inside the code folder %q", es.Value, code)
+			"entry_script %q is not inside the code folder %q", es.Value, shown)
 		return
 	}
 	if c.readFile == nil {
@@ -148,9 +153,9 @@ func (c *checker) checkEntryScript(s *stepAST, t *taskAST) {
 	switch {
 	case err == nil:
 	case errors.Is(err, fs.ErrNotExist):
-		c.errorf(es.Pos, "check entry_script and code:; the script's path is relative to the code folder",
-			"entry script %q does not exist in code folder %q", es.Value, code)
+		c.errorf(es.Pos, fmt.Sprintf("check entry_script: and code:; the script's path is relative to the code folder %q", shown),
+			"entry script %q does not exist", filepath.Join(shown, es.Value))
 	default:
-		c.errorf(es.Pos, "point entry_script at a Python file inside the code folder", "cannot read entry script %q: %v", es.Value, err)
+		c.errorf(es.Pos, "point entry_script: at a Python file inside the code folder", "cannot read entry script %q: %v", filepath.Join(shown, es.Value), err)
 	}
 }

@@ -67,13 +67,13 @@ func (p *parser) parseComponentRef(name string, e entry) *componentAST {
 }
 
 // componentType works out a component's type: written, or guessed from its
-// keys (a prompt flow has nodes:, a pipeline jobs:).
+// keys (a prompt flow has nodes:, a prompt flow run flow:, a pipeline jobs:).
 func componentType(n *yaml.Node) (string, *yaml.Node) {
 	if t := lookup(n, "type"); t != nil && !isNull(t.val) {
 		return t.val.Value, t.val
 	}
 	switch {
-	case lookup(n, "nodes") != nil:
+	case lookup(n, "nodes") != nil || lookup(n, "flow") != nil:
 		return "flow", nil
 	case lookup(n, "jobs") != nil:
 		return "pipeline", nil

@@ -1,6 +1,7 @@
 package compiler
 
 import (
+	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -9,7 +10,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/porch-pipelines/porch/compiler/plan"
 )
 
 // examplesDir is the azureml-examples checkout shared next to the repository.
@@ -94,6 +99,13 @@ func TestConformance(t *testing.T) {
 	if hello != 14 {
 		t.Errorf("compiled %d hello-pipeline*.yml, want 14", hello)
 	}
+	// 39 compiled before porch knew parallel steps; the 5 parallel examples
+	// are refused because the shared copy lacks their entry scripts
+	// (TestConformanceParallel compiles them with the scripts supplied).
+	if compiled != 39 || reasons["entry script … does not exist"] != 5 {
+		t.Errorf("compiled %d files and refused %d for missing entry scripts, want 39 and 5",
+			compiled, reasons["entry script … does not exist"])
+	}
 	t.Logf("files %d: compiled %d, refused-clearly %d; errors by reason:", len(files), compiled, refused)
 	for _, r := range sortedKeysInt(reasons) {
 		t.Logf("  %4d  %s", reasons[r], r)
@@ -107,4 +119,64 @@ func sortedKeysInt(m map[string]int) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// parallelExamples are the azureml-examples pipelines with parallel steps.
+var parallelExamples = []string{
+	"cli/jobs/parallel/1a_oj_sales_prediction/pipeline.yml",
+	"cli/jobs/parallel/2a_iris_batch_prediction/pipeline.yml",
+	"cli/jobs/parallel/3a_mnist_batch_identification/pipeline.yml",
+	"cli/jobs/pipelines/iris-batch-prediction-using-parallel/pipeline.yml",
+	"cli/jobs/pipelines/mnist-batch-identification-using-parallel/pipeline.yml",
+}
+
+// TestConformanceParallel compiles the parallel examples. The shared copy
+// of azureml-examples has no Python files, so the compiler first refuses
+// each naming the missing entry script; given the scripts (through
+// Options.ReadFile), every one compiles.
+func TestConformanceParallel(t *testing.T) {
+	if _, err := os.Stat(examplesDir); err != nil {
+		t.Skipf("azureml-examples not found at %s", examplesDir)
+	}
+	withScripts := func(name string) ([]byte, error) {
+		data, err := os.ReadFile(name)
+		if errors.Is(err, fs.ErrNotExist) && strings.HasSuffix(name, ".py") {
+			return []byte("def run(mini_batch):\n    return mini_batch\n"), nil
+		}
+		return data, err
+	}
+	plans := map[string]*plan.Plan{}
+	for _, rel := range parallelExamples {
+		f := filepath.Join(examplesDir, rel)
+		p, diags := Compile(f, Options{})
+		if assert.Nil(t, p, rel) && assert.Len(t, diags, 1, rel) {
+			assert.Contains(t, diags[0].Summary, "entry script", rel)
+			assert.Contains(t, diags[0].Summary, "does not exist", rel)
+		}
+		p, diags = Compile(f, Options{ReadFile: withScripts})
+		require.False(t, diags.HasErrors(), "%s:\n%s", rel, diags.Error())
+		plans[rel] = p
+	}
+	iris := step(t, plans[parallelExamples[3]].Pipeline.Steps, "batch_prediction").Parallel
+	require.NotNil(t, iris)
+	assert.Equal(t, "input_data", iris.InputData)
+	assert.Equal(t, "10kb", iris.MiniBatchSize)
+	assert.Equal(t, plan.Resources{InstanceCount: 2}, iris.Resources)
+	assert.Equal(t, 2, iris.MaxConcurrencyPerInstance)
+	assert.Equal(t, "DEBUG", iris.LoggingLevel)
+	assert.Equal(t, 5, iris.ErrorThreshold)
+	assert.Equal(t, 30, iris.AllowedFailedPercent)
+	assert.Equal(t, 1200, iris.TaskOverheadTimeoutSeconds)
+	assert.Equal(t, 600, iris.ProgressUpdateTimeoutSeconds)
+	assert.Equal(t, 20, iris.ResourceMonitorIntervalSeconds, "written --resource_monitor_interva")
+	assert.True(t, iris.CopyLogsToParent)
+	assert.Equal(t, "--model ${{inputs.score_model}}", iris.Task.ProgramArguments.Source)
+	assert.Equal(t, "job_output_file", iris.Task.AppendRowTo)
+	assert.Equal(t, "iris_prediction.py", iris.Task.EntryScript)
+
+	oj := step(t, plans[parallelExamples[0]].Pipeline.Steps, "parallel_train")
+	assert.Equal(t, []string{"partition_job"}, oj.DependsOn)
+	assert.Equal(t, []string{"Store", "Brand"}, oj.Parallel.PartitionKeys)
+	assert.Equal(t, "mltable", input(t, oj.Inputs, "data_source").Type)
+	assert.Equal(t, map[string]string{"AZUREML_PARALLEL_EXAMPLE": "1a_yaml"}, oj.Parallel.EnvironmentVariables)
 }

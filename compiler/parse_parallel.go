@@ -2,6 +2,7 @@ package compiler
 
 import (
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"strings"
 
@@ -74,8 +75,10 @@ type parallelAST struct {
 // taskAST is a parallel task: section.
 type taskAST struct {
 	Pos plan.Pos
-	// Code is absolute, "" when not given.
+	// Code is absolute, "" when not given; CodeShown is the same folder
+	// as messages name it (joined to the YAML file's name, not absolute).
 	Code        string
+	CodeShown   string
 	EntryScript *scalarAST
 	Environment string
 	// Args is program_arguments as written, nil when not given; Template
@@ -146,6 +149,10 @@ func (p *parser) parseTask(name string, e entry) *taskAST {
 	}
 	if code := p.scalar(name, f["code"]); code != nil {
 		t.Code = p.codePath(name, code)
+		t.CodeShown = filepath.Join(filepath.Dir(name), strings.TrimPrefix(code.Value, "file:"))
+		if filepath.IsAbs(strings.TrimPrefix(code.Value, "file:")) {
+			t.CodeShown = t.Code
+		}
 	}
 	t.EntryScript = p.scalar(name, f["entry_script"])
 	if x, ok := f["environment"]; ok {

@@ -85,28 +85,8 @@ func (p *parser) parseStep(name string, e entry) *stepAST {
 	f := p.fields(name, e.val, fmt.Sprintf("step %q", s.Name), keys, stepSilent)
 	s.DisplayName = p.str(name, f["display_name"])
 	s.Compute = p.scalar(name, f["compute"])
-	switch {
-	case comp != nil:
-		s.Component = comp
-		if _, ok := f["command"]; ok && comp.Type != plan.StepParallel {
-			p.warnf(nodePos(name, f["command"].key), "remove command: or component:", "step %q has both command: and component:; the component's command runs", s.Name)
-		}
-	case typ == string(plan.StepPipeline):
-		p.errorf(s.Pos, "add component: naming a pipeline component file", "pipeline step %q has no component", s.Name)
+	if s.Component = p.stepComponent(name, s, f, typ, comp); s.Component == nil {
 		return nil
-	case typ == string(plan.StepParallel):
-		if _, ok := f["task"]; !ok {
-			p.errorf(s.Pos, "add task: with type: run_function, code: and entry_script: (or component: naming a parallel component file)",
-				"parallel step %q has neither task: nor component:", s.Name)
-			return nil
-		}
-		s.Component = &componentAST{File: name, Dir: p.absDir(name), Pos: s.Pos, Type: plan.StepParallel, Inline: true}
-	default:
-		if _, ok := f["command"]; !ok {
-			p.errorf(s.Pos, "add command: (the command line to run) or component: (a component file)", "step %q has neither command: nor component:", s.Name)
-			return nil
-		}
-		s.Component = &componentAST{File: name, Dir: p.absDir(name), Pos: s.Pos, Type: plan.StepCommand, Inline: true}
 	}
 	s.Type = s.Component.Type
 	if explicit && typ != string(s.Component.Type) {
@@ -133,6 +113,35 @@ func (p *parser) parseStep(name string, e entry) *stepAST {
 		s.Outputs = p.parseOutputs(name, out.val)
 	}
 	return s
+}
+
+// stepComponent returns what a step runs: its loaded component, or for an
+// inline command or parallel step a component made from the step itself;
+// nil after reporting a step that has neither.
+func (p *parser) stepComponent(name string, s *stepAST, f map[string]entry, typ string, comp *componentAST) *componentAST {
+	switch {
+	case comp != nil:
+		if _, ok := f["command"]; ok && comp.Type != plan.StepParallel {
+			p.warnf(nodePos(name, f["command"].key), "remove command: or component:", "step %q has both command: and component:; the component's command runs", s.Name)
+		}
+	case typ == string(plan.StepPipeline):
+		p.errorf(s.Pos, "add component: naming a pipeline component file", "pipeline step %q has no component", s.Name)
+		return nil
+	case typ == string(plan.StepParallel):
+		if _, ok := f["task"]; !ok {
+			p.errorf(s.Pos, "add task: with type: run_function, code: and entry_script: (or component: naming a parallel component file)",
+				"parallel step %q has neither task: nor component:", s.Name)
+			return nil
+		}
+		return &componentAST{File: name, Dir: p.absDir(name), Pos: s.Pos, Type: plan.StepParallel, Inline: true}
+	default:
+		if _, ok := f["command"]; !ok {
+			p.errorf(s.Pos, "add command: (the command line to run) or component: (a component file)", "step %q has neither command: nor component:", s.Name)
+			return nil
+		}
+		return &componentAST{File: name, Dir: p.absDir(name), Pos: s.Pos, Type: plan.StepCommand, Inline: true}
+	}
+	return comp
 }
 
 // parseCommand reads the run settings shared by command components and

@@ -258,7 +258,7 @@ func TestSetCheckedAgainstConsumers(t *testing.T) {
 // TestPlanJSON checks that plans survive the JSON round trip Temporal
 // payloads put them through.
 func TestPlanJSON(t *testing.T) {
-	for _, name := range []string{"io.yml", "nested.yml", "batch.yml", "component_root.yml"} {
+	for _, name := range []string{"io.yml", "nested.yml", "batch.yml", "component_root.yml", "parallel.yml"} {
 		p := compileOK(t, name, Options{})
 		data, err := json.Marshal(p)
 		require.NoError(t, err)

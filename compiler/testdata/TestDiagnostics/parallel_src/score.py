@@ -1,0 +1,6 @@
+def init():
+    pass
+
+
+def run(mini_batch):
+    return mini_batch
