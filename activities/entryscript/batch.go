@@ -25,7 +25,7 @@ func (pr *process) awaitReady(ctx context.Context) error {
 	be := &BatchError{Kind: KindInitFailed, Process: pr.slot}
 	switch {
 	case err == nil && ev.Ev == "init_failed":
-		be.Message, be.Traceback = ev.Error, ev.Traceback
+		be.Message, be.Traceback = clip(ev.Error, maxMessage), clipFront(ev.Traceback, maxTraceback)
 	case err == nil:
 		be.Message = fmt.Sprintf("the entry-script driver sent %q before init() finished", ev.Ev)
 	default:
@@ -82,8 +82,8 @@ func (pr *process) finish(ctx context.Context, r Request, res Result, ev event) 
 	}
 	if ev.Ev == "failed" {
 		removeResult(r.ResultPath)
-		return res, &BatchError{Kind: ev.Kind, Message: ev.Error, Traceback: ev.Traceback,
-			Items: ev.Items, Process: pr.slot}
+		return res, &BatchError{Kind: ev.Kind, Message: clip(ev.Error, maxMessage),
+			Traceback: clipFront(ev.Traceback, maxTraceback), Items: ev.Items, Process: pr.slot}
 	}
 	res.Items, res.Returned = ev.Items, ev.Returned
 	res.LoadElapsed = time.Duration(ev.Load * float64(time.Second))
@@ -165,4 +165,27 @@ func lastLine(s string) string {
 		return s[i+1:]
 	}
 	return s
+}
+
+// Caps on what a BatchError carries from Python, so a huge exception text
+// cannot swell the caller's payloads.
+const (
+	maxMessage   = 2000
+	maxTraceback = 32 << 10
+)
+
+// clip keeps the start of s.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return strings.ToValidUTF8(s[:n], "") + " [cut]"
+}
+
+// clipFront keeps the end of s, where a traceback names the failing line.
+func clipFront(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return "[cut] " + strings.ToValidUTF8(s[len(s)-n:], "")
 }

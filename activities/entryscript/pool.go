@@ -66,6 +66,10 @@ func (p *Pool) Run(ctx context.Context, r Request) (Result, error) {
 		return Result{}, err
 	}
 	defer p.release(s)
+	if err := ctx.Err(); err != nil {
+		// Cancelled while waiting: the idle process stays as it is.
+		return Result{}, fmt.Errorf("mini-batch %d: %w", r.Index, context.Cause(ctx))
+	}
 	p.touch()
 	defer p.touch()
 	if s.proc == nil || s.proc.dead.Load() {

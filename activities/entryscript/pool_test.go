@@ -395,3 +395,35 @@ func TestDriverFileIsWrittenOnce(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, driverSource, got)
 }
+
+func TestLargeBatchesAndMessages(t *testing.T) {
+	// Requests and events larger than a pipe's buffer (64 KiB).
+	f := newFixture(t, "def run(mini_batch):\n    if mini_batch[0] == 'raise':\n        raise KeyError('k' * 200000)\n    return mini_batch\n")
+	p := f.pool(t, 1)
+	files := make([]string, 5000)
+	for i := range files {
+		files[i] = "/data/" + strings.Repeat("p", 100) + strconv.Itoa(i)
+	}
+	res, err := p.Run(context.Background(), Request{Files: files})
+	require.NoError(t, err)
+	assert.Equal(t, 5000, res.Returned)
+	_, err = p.Run(context.Background(), Request{Files: []string{"raise"}})
+	be := batchError(t, err, KindRaised)
+	assert.True(t, strings.HasPrefix(be.Message, "run() raised KeyError: 'kkk"), be.Message[:40])
+	assert.True(t, strings.HasSuffix(be.Message, "k [cut]"))
+	assert.Less(t, len(be.Message), 2100)
+	assert.True(t, strings.HasPrefix(be.Traceback, "[cut] kkk"), "the traceback keeps its end")
+	assert.LessOrEqual(t, len(be.Traceback), 33<<10)
+}
+
+func TestCancelledContextLeavesTheIdleProcess(t *testing.T) {
+	f := newFixture(t, behaviourScript)
+	p := f.pool(t, 1)
+	first, err := p.Run(context.Background(), Request{Files: []string{"a"}})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = p.Run(ctx, Request{Files: []string{"a"}})
+	require.ErrorIs(t, err, context.Canceled)
+	assert.Equal(t, []int{first.PID}, p.PIDs())
+}
