@@ -130,6 +130,51 @@ func writeSummary(w io.Writer, p *plan.Plan) {
 	fmt.Fprintln(tw, "STEP\tTYPE\tCOMPUTE\tAFTER")
 	writeSteps(tw, p.Pipeline, "")
 	tw.Flush()
+	writeParallel(w, p.Pipeline)
+}
+
+// writeParallel prints one line per parallel step, nested ones included:
+// what it splits, how, with what concurrency, and which script runs.
+func writeParallel(w io.Writer, p plan.Pipeline) {
+	for _, s := range p.Steps {
+		if s.Pipeline != nil {
+			writeParallel(w, *s.Pipeline)
+		}
+		if s.Parallel != nil {
+			fmt.Fprintf(w, "parallel %s: %s\n", s.Path, parallelText(s))
+		}
+	}
+}
+
+// parallelText describes a parallel step's settings on one line.
+func parallelText(s plan.Step) string {
+	par := s.Parallel
+	typ := ""
+	for _, in := range s.Inputs {
+		if in.Name == par.InputData {
+			typ = " (" + in.Type + ")"
+		}
+	}
+	parts := []string{"input_data " + par.InputData + typ}
+	switch {
+	case len(par.PartitionKeys) > 0:
+		parts = append(parts, "partition_keys "+strings.Join(par.PartitionKeys, ","))
+	case par.MiniBatchSize != "":
+		parts = append(parts, "mini_batch_size "+par.MiniBatchSize)
+	default:
+		parts = append(parts, "mini_batch_size default")
+	}
+	procs := "cores"
+	if par.MaxConcurrencyPerInstance > 0 {
+		procs = fmt.Sprint(par.MaxConcurrencyPerInstance)
+	}
+	parts = append(parts, fmt.Sprintf("%d instance(s) x %s processes", par.Resources.InstanceCount, procs),
+		fmt.Sprintf("retries %d, timeout %ds", par.Retry.MaxRetries, par.Retry.TimeoutSeconds),
+		"entry_script "+par.Task.EntryScript)
+	if par.Task.AppendRowTo != "" {
+		parts = append(parts, "append_row_to "+par.Task.AppendRowTo)
+	}
+	return strings.Join(parts, ", ")
 }
 
 func writeSteps(w io.Writer, p plan.Pipeline, indent string) {
