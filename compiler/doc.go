@@ -51,4 +51,20 @@
 //   - Command.Code is an absolute path; Command.Environment is a one-line
 //     description of the environment as written (never an error: porch runs
 //     on the worker's host).
+//   - A parallel step (Step.Type plan.StepParallel) has Step.Parallel and no
+//     Command. Parallel.InputData names one of the step's inputs, of type
+//     uri_folder, uri_file or mltable; PartitionKeys are only set with
+//     mltable. MiniBatchSize is as written and matches ^\d+([kKmMgG][bB])?$
+//     (or is "" for the default). Task.Code is absolute and Task.EntryScript,
+//     relative to it, named a readable file at compile time. Every default
+//     is filled (instance_count 1, max_retries 2, timeout 60, thresholds -1,
+//     allowed_failed_percent 100, logging level INFO in upper case, ...).
+//     The program_arguments flags porch reads (--error_threshold,
+//     --allowed_failed_percent, --task_overhead_timeout,
+//     --progress_update_timeout, --first_task_creation_timeout,
+//     --copy_logs_to_parent, --resource_monitor_interval, --logging_level,
+//     or unambiguous prefixes of them) are in their fields, winning over the
+//     YAML keys of the same meaning, and removed from
+//     Task.ProgramArguments, whose references are checked like a command's.
+//     Task.AppendRowTo names a declared output.
 package compiler
