@@ -142,8 +142,9 @@ func (a *Activities) RunMiniBatch(ctx context.Context, in MiniBatchInput) (MiniB
 	if err != nil {
 		return MiniBatchResult{}, err
 	}
-	req.Progress = func(phase string) { heartbeat(ctx, phase) }
-	stop := a.keepAlive(ctx)
+	// Heartbeats go out once a second (keepAlive), not per phase: a
+	// heartbeat is a server round trip and a write, too dear per mini-batch.
+	stop := a.keepAlive(ctx, b.Items)
 	started := time.Now()
 	res, runErr := rt.pool.Run(ctx, req)
 	stop()
@@ -194,7 +195,9 @@ func heartbeat(ctx context.Context, details ...any) {
 // learns quickly when the workflow cancels it and notices a dead worker
 // within the heartbeat timeout. The entry script's own progress is watched
 // by the pool (progress_update_timeout).
-func (a *Activities) keepAlive(ctx context.Context) (stop func()) {
+// The details are the mini-batch's item count, which the workflow reads
+// when the worker vanishes.
+func (a *Activities) keepAlive(ctx context.Context, items int) (stop func()) {
 	if !activity.IsActivity(ctx) {
 		return func() {}
 	}
@@ -207,7 +210,7 @@ func (a *Activities) keepAlive(ctx context.Context) (stop func()) {
 		for {
 			select {
 			case <-tick.C:
-				activity.RecordHeartbeat(ctx, "running")
+				activity.RecordHeartbeat(ctx, items)
 			case <-done:
 				return
 			}
