@@ -112,13 +112,13 @@ func (p *parser) parseParallel(name string, f map[string]entry) *parallelAST {
 		par.PartitionKeys = p.stringList(name, e)
 	}
 	par.MaxConcurrency = p.intRange(name, f["max_concurrency_per_instance"], "max_concurrency_per_instance", 1, -1)
-	if e, ok := f["resources"]; ok && !isNull(e.val) {
+	if e, ok := f["resources"]; ok && p.mapping(name, e) {
 		rf := p.fields(name, e.val, "resources", resourceKeys, nil)
 		count := p.intRange(name, rf["instance_count"], "resources.instance_count", 1, -1)
 		par.Resources = &plan.Resources{InstanceCount: count.V, InstanceType: p.str(name, rf["instance_type"]),
 			ShmSize: p.str(name, rf["shm_size"])}
 	}
-	if e, ok := f["retry_settings"]; ok && !isNull(e.val) {
+	if e, ok := f["retry_settings"]; ok && p.mapping(name, e) {
 		rf := p.fields(name, e.val, "retry_settings", retryKeys, nil)
 		par.MaxRetries = p.intRange(name, rf["max_retries"], "retry_settings.max_retries", 0, -1)
 		par.Timeout = p.intRange(name, rf["timeout"], "retry_settings.timeout", 1, maxTimeout)
@@ -262,4 +262,17 @@ func (p *parser) parseParallelComponent(c *componentAST, name string, n *yaml.No
 	}
 	c.Parallel = p.parseParallel(name, f)
 	return c
+}
+
+// mapping reports whether an entry is a mapping, after reporting a value
+// that is neither a mapping nor null.
+func (p *parser) mapping(name string, e entry) bool {
+	switch {
+	case isNull(e.val):
+		return false
+	case e.val.Kind != yaml.MappingNode:
+		p.errorf(nodePos(name, e.val), "write "+e.key.Value+" as key: value pairs", "%s must be a mapping, found %s", e.key.Value, kindName(e.val))
+		return false
+	}
+	return true
 }
