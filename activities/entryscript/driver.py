@@ -162,7 +162,7 @@ def start(cfg, events):
     """Prepares the process and runs init(); returns run() and its arity,
     or None after reporting init_failed."""
     script = cfg["script"]
-    stage = "import pandas"
+    stage = "start"
     try:
         if cfg.get("tabular"):
             try:
@@ -202,18 +202,20 @@ def start(cfg, events):
     return module, run, takes_context(run)
 
 
+INT_RE = re.compile(r"[+-]?[0-9]+")
+FLOAT_RE = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
+
+
 def natural(text):
-    """A partition value as the user expects it: a number when it is one."""
+    """A partition value as the user expects it: a number when it is one
+    (plain decimal notation only: not "nan", "inf" or "1_000")."""
     if text is None:
         return None
-    try:
+    if INT_RE.fullmatch(text):
         return int(text)
-    except ValueError:
-        pass
-    try:
+    if FLOAT_RE.fullmatch(text):
         return float(text)
-    except ValueError:
-        return text
+    return text
 
 
 def format_regex(fmt):
@@ -311,7 +313,10 @@ def load_table(table):
     df = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
     for key, value in zip(keys, values):
         if key in df.columns and not isinstance(natural(value), str):
-            df[key] = pd.to_numeric(df[key])
+            try:
+                df[key] = pd.to_numeric(df[key])
+            except (TypeError, ValueError):
+                pass  # the column keeps its text
     drop = [c for c in read.get("drop_columns") or [] if c in df.columns]
     if drop:
         df = df.drop(columns=drop)

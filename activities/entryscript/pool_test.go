@@ -53,6 +53,7 @@ def shutdown():
 func TestInitOncePerProcess(t *testing.T) {
 	f := newFixture(t, behaviourScript)
 	p := f.pool(t, 1)
+	created := p.LastUsed()
 	var pids []int
 	for i := range 20 {
 		res, err := p.Run(context.Background(), Request{Index: i, Files: paths(10)})
@@ -67,6 +68,7 @@ func TestInitOncePerProcess(t *testing.T) {
 		assert.Equal(t, pids[0], pid)
 	}
 	assert.Equal(t, []int{pids[0]}, p.PIDs())
+	assert.True(t, p.LastUsed().After(created), "LastUsed moves with each Run")
 }
 
 func TestResultPathHoldsOneLinePerItem(t *testing.T) {
