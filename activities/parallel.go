@@ -75,6 +75,9 @@ func (a *Activities) PlanMiniBatches(ctx context.Context, in PlanMiniBatchesInpu
 	if err := writeReadme(f, p); err != nil {
 		return p, fmt.Errorf("step %q: write readme: %w", in.StepPath, err)
 	}
+	for _, note := range sum.Notes {
+		_ = appendLog(filepath.Join(f.logs, "sys", "porch.txt"), "porch: "+note)
+	}
 	return p, nil
 }
 
@@ -148,7 +151,7 @@ func (a *Activities) RunMiniBatch(ctx context.Context, in MiniBatchInput) (MiniB
 	started := time.Now()
 	res, runErr := rt.pool.Run(ctx, req)
 	stop()
-	out := MiniBatchResult{Index: in.Index, Items: res.Items, Returned: res.Returned, Node: a.node(), Process: res.Process, Attempt: attempt}
+	out := MiniBatchResult{Index: in.Index, Items: res.Items, Returned: res.Returned, Node: a.node(), Process: res.Process, Attempt: attempt, Format: res.Format}
 	if runErr != nil {
 		return out, rt.failed(ctx, b, attempt, started, runErr)
 	}

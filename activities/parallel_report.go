@@ -203,10 +203,11 @@ func (a *Activities) appendRows(ctx context.Context, f parallelFolders, spec par
 		if i%1000 == 0 {
 			heartbeat(ctx, i)
 		}
-		if _, err := os.Stat(f.done(i)); err != nil {
+		done, ok := f.doneRecord(i)
+		if !ok {
 			continue
 		}
-		if err := copyResult(w, f.result(i), &header); err != nil {
+		if err := copyResult(w, f.result(i), done.Format == "csv", &header); err != nil {
 			out.Close()
 			return fmt.Errorf("append results of mini-batch %d: %w", i, err)
 		}
@@ -223,7 +224,7 @@ func (a *Activities) appendRows(ctx context.Context, f parallelFolders, spec par
 
 // copyResult appends one mini-batch's result file. A file that starts with
 // the same header line as an earlier one (a DataFrame's CSV) has it dropped.
-func copyResult(w io.Writer, path string, header *[]byte) error {
+func copyResult(w io.Writer, path string, csvResult bool, header *[]byte) error {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -231,7 +232,7 @@ func copyResult(w io.Writer, path string, header *[]byte) error {
 	if err != nil {
 		return err
 	}
-	if isCSVResult(path) {
+	if csvResult {
 		first, rest, _ := bytes.Cut(data, []byte("\n"))
 		if *header == nil {
 			*header = append([]byte{}, first...)
@@ -244,13 +245,6 @@ func copyResult(w io.Writer, path string, header *[]byte) error {
 	}
 	_, err = w.Write(data)
 	return err
-}
-
-// isCSVResult says whether the driver wrote a DataFrame (a CSV with a
-// header) rather than a list of items.
-func isCSVResult(path string) bool {
-	_, err := os.Stat(path + ".csv")
-	return err == nil
 }
 
 func outputType(outs []plan.Output, name string) string {

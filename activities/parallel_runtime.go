@@ -243,7 +243,7 @@ func (a *Activities) entryScriptOptions(spec parallelSpec, f parallelFolders) (e
 	return entryscript.Options{
 		Python: a.Python, Dir: work, Script: p.Task.EntryScript, Args: args, Env: env,
 		LogDir: f.logs, Node: a.node(), LoggingLevel: p.LoggingLevel, KillGrace: a.killGrace(),
-		Tabular: spec.Plan.Tabular,
+		Tabular: spec.Plan.Tabular, OutputDir: filepath.Join(f.artifacts, "outputs"),
 	}, nil
 }
 

@@ -89,6 +89,9 @@ type MiniBatchResult struct {
 	// Skipped is set when an earlier attempt of the step had already
 	// processed the mini-batch.
 	Skipped bool `json:"skipped,omitempty"`
+	// Format is how run()'s result was saved for append_row_to: "csv" (a
+	// DataFrame with its header) or "lines".
+	Format string `json:"format,omitempty"`
 }
 
 // MiniBatchFailure details a failed mini-batch attempt.

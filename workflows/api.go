@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/porch-pipelines/porch/activities"
@@ -96,6 +97,9 @@ type StepState struct {
 	Ended      time.Time        `json:"ended,omitempty"`
 	Outputs    []OutputLocation `json:"outputs,omitempty"`
 	Error      string           `json:"error,omitempty"`
+	// Detail is what a reader learnt from the step's own workflow (a
+	// parallel step's mini-batch counts); the DAG leaves it empty.
+	Detail string `json:"detail,omitempty"`
 }
 
 // ParallelStepName is the workflow type of a parallel step.
@@ -150,6 +154,30 @@ const (
 	PhaseFinishing ParallelPhase = "finishing"
 	PhaseDone      ParallelPhase = "done"
 )
+
+// Summary is the progress in a few words: "37/100 mini-batches, 2 failed,
+// 4 running" while it runs.
+func (p ParallelProgress) Summary() string {
+	c := p.Counters
+	switch p.Phase {
+	case PhasePlanning:
+		return "planning mini-batches"
+	case PhaseDone:
+		s := fmt.Sprintf("%d mini-batches: %d succeeded, %d failed", c.Batches, c.Succeeded, c.Failed)
+		if c.Skipped > 0 {
+			s += fmt.Sprintf(" (%d done earlier)", c.Skipped)
+		}
+		return s
+	}
+	s := fmt.Sprintf("%d/%d mini-batches", c.Processed(), c.Batches)
+	if c.Failed > 0 {
+		s += fmt.Sprintf(", %d failed", c.Failed)
+	}
+	if c.Running > 0 {
+		s += fmt.Sprintf(", %d running", c.Running)
+	}
+	return s
+}
 
 // ParallelProgress is a parallel step as the progress query reports it.
 type ParallelProgress struct {

@@ -85,7 +85,7 @@ func (pr *process) finish(ctx context.Context, r Request, res Result, ev event) 
 		return res, &BatchError{Kind: ev.Kind, Message: clip(ev.Error, maxMessage),
 			Traceback: clipFront(ev.Traceback, maxTraceback), Items: ev.Items, Process: pr.slot}
 	}
-	res.Items, res.Returned = ev.Items, ev.Returned
+	res.Items, res.Returned, res.Format = ev.Items, ev.Returned, ev.Format
 	res.LoadElapsed = time.Duration(ev.Load * float64(time.Second))
 	res.Elapsed = time.Duration(ev.Run * float64(time.Second))
 	progress(r, "done")

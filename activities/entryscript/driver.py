@@ -336,17 +336,22 @@ def count(result):
 
 
 def write_result(path, result):
+    """Writes run()'s result to path; returns its format: "csv" (a DataFrame,
+    with a header) or "lines" (one item a line)."""
     tmp = path + ".tmp"
     if result is None:
         result = []
+    fmt = "lines"
     if hasattr(result, "to_csv") and "pandas" in sys.modules:
         result.to_csv(tmp, index=False, header=True)
+        fmt = "csv"
     else:
         with open(tmp, "w", encoding="utf-8") as f:
             for item in result:
                 f.write(str(item))
                 f.write("\n")
     os.replace(tmp, path)
+    return fmt
 
 
 def run_batch(req, run, with_context, events, logger):
@@ -383,9 +388,10 @@ def run_batch(req, run, with_context, events, logger):
                     "element per successful item" % type(result).__name__, traceback="")
         return
     path = req.get("result_path")
+    fmt = ""
     if path and returned >= items:
         try:
-            write_result(path, result)
+            fmt = write_result(path, result)
         except Exception as exc:
             events.send(ev="failed", id=ident, kind="raised", items=items,
                         error="writing run()'s result to %s failed: %s" % (path, one_line(exc)),
@@ -393,7 +399,7 @@ def run_batch(req, run, with_context, events, logger):
             return
     if logger.isEnabledFor(logging.DEBUG):
         logger.debug("mini-batch %s: %d items, %d results in %.3fs", ident, items, returned, t2 - t1)
-    events.send(ev="done", id=ident, items=items, returned=returned, load=t1 - t0, run=t2 - t1)
+    events.send(ev="done", id=ident, items=items, returned=returned, load=t1 - t0, run=t2 - t1, format=fmt)
 
 
 def shutdown(module, logger):

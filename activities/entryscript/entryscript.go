@@ -105,6 +105,10 @@ type Result struct {
 	Process string
 	// PID is the process that ran the mini-batch.
 	PID int
+	// Format is how the result was written to Request.ResultPath: "csv"
+	// (a DataFrame, with a header line), "lines" (one item a line), or ""
+	// when there was no ResultPath.
+	Format string
 	// Elapsed is the time run() took.
 	Elapsed time.Duration
 	// LoadElapsed is the time loading the mini-batch took.

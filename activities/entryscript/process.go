@@ -60,6 +60,7 @@ type event struct {
 	Kind      string  `json:"kind"`
 	Error     string  `json:"error"`
 	Traceback string  `json:"traceback"`
+	Format    string  `json:"format"`
 }
 
 // driverConfig is the driver's one argument.

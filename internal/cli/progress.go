@@ -34,10 +34,18 @@ type plainProgress struct {
 	last map[string]workflows.StepState
 	// started records steps whose start line was printed.
 	started map[string]bool
+	// detail and detailAt are each step's progress detail as last printed,
+	// and when.
+	detail   map[string]string
+	detailAt map[string]time.Time
 }
 
+// detailEvery is how often a plain view prints a running step's progress.
+const detailEvery = 5 * time.Second
+
 func newPlainProgress(w io.Writer, loc *time.Location) *plainProgress {
-	return &plainProgress{w: w, loc: loc, last: map[string]workflows.StepState{}, started: map[string]bool{}}
+	return &plainProgress{w: w, loc: loc, last: map[string]workflows.StepState{}, started: map[string]bool{},
+		detail: map[string]string{}, detailAt: map[string]time.Time{}}
 }
 
 // event is one line to print.
@@ -57,6 +65,11 @@ func (p *plainProgress) Update(now time.Time, steps []workflows.StepState) {
 	for _, s := range steps {
 		prev, seen := p.last[s.Path]
 		if seen && prev.Status == s.Status && prev.Attempt == s.Attempt {
+			if s.Status == workflows.StatusRunning && s.Detail != "" && s.Detail != p.detail[s.Path] &&
+				now.Sub(p.detailAt[s.Path]) >= detailEvery {
+				p.detail[s.Path], p.detailAt[s.Path] = s.Detail, now
+				events = append(events, event{at: now, depth: strings.Count(s.Path, "/"), path: s.Path, text: "step " + s.Path + ": " + s.Detail})
+			}
 			continue
 		}
 		p.last[s.Path] = s
@@ -114,6 +127,9 @@ func (p *plainProgress) events(now time.Time, s workflows.StepState) []event {
 		text := fmt.Sprintf("step %s %s", s.Path, s.Status)
 		if !s.Started.IsZero() && !s.Ended.IsZero() {
 			text += " in " + formatDuration(s.Ended.Sub(s.Started))
+		}
+		if s.Detail != "" {
+			text += " (" + s.Detail + ")"
 		}
 		if s.Status == workflows.StatusFailed && s.Error != "" {
 			text += ": " + firstLine(s.Error)
@@ -201,6 +217,9 @@ func termLine(now time.Time, s workflows.StepState, width int, spin string) stri
 	}
 	if s.Attempt > 1 {
 		line += fmt.Sprintf("  attempt %d", s.Attempt)
+	}
+	if s.Detail != "" {
+		line += "  " + s.Detail
 	}
 	if s.Status == workflows.StatusFailed && s.Error != "" {
 		line += "  " + truncate(firstLine(s.Error), 60)

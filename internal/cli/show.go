@@ -103,7 +103,7 @@ func tookWord(info *workflowpb.WorkflowExecutionInfo) string {
 // writeStepTable prints one row per step.
 func writeStepTable(a *app, steps []workflows.StepState) {
 	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "STEP\tSTATUS\tDURATION\tATTEMPT\tERROR")
+	fmt.Fprintln(tw, "STEP\tSTATUS\tDURATION\tATTEMPT\tPROGRESS\tERROR")
 	now := time.Now()
 	for _, s := range steps {
 		d := "-"
@@ -114,7 +114,11 @@ func writeStepTable(a *app, steps []workflows.StepState) {
 		if s.Attempt > 0 {
 			attempt = fmt.Sprint(s.Attempt)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.Path, s.Status, d, attempt, truncate(firstLine(s.Error), 60))
+		detail := s.Detail
+		if detail == "" {
+			detail = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.Path, s.Status, d, attempt, detail, truncate(firstLine(s.Error), 60))
 	}
 	tw.Flush()
 }

@@ -23,10 +23,12 @@ type stepWatcher struct {
 	// done caches the steps of nested pipelines that have finished: they
 	// no longer change.
 	done map[string][]workflows.StepState
+	// details caches the progress of parallel steps that have finished.
+	details map[string]string
 }
 
 func newStepWatcher(c client.Client) *stepWatcher {
-	return &stepWatcher{c: c, done: map[string][]workflows.StepState{}}
+	return &stepWatcher{c: c, done: map[string][]workflows.StepState{}, details: map[string]string{}}
 }
 
 // snapshot returns every step of the pipeline workflow id, each nested
@@ -38,6 +40,9 @@ func (w *stepWatcher) snapshot(ctx context.Context, id string) ([]workflows.Step
 	}
 	out := make([]workflows.StepState, 0, len(steps))
 	for _, s := range steps {
+		if s.Type == plan.StepParallel && s.Status != workflows.StatusWaiting && s.Status != workflows.StatusSkipped {
+			s.Detail = w.parallelDetail(ctx, s)
+		}
 		out = append(out, s)
 		if s.Type != plan.StepPipeline || s.WorkflowID == "" || s.Status == workflows.StatusWaiting ||
 			s.Status == workflows.StatusSkipped {
@@ -59,6 +64,29 @@ func (w *stepWatcher) snapshot(ctx context.Context, id string) ([]workflows.Step
 		out = append(out, sub...)
 	}
 	return out, nil
+}
+
+// parallelDetail is a parallel step's progress from its own workflow, ""
+// when it cannot answer (not started yet, or no worker).
+func (w *stepWatcher) parallelDetail(ctx context.Context, s workflows.StepState) string {
+	if d, ok := w.details[s.WorkflowID]; ok {
+		return d
+	}
+	ctx, cancel := context.WithTimeout(ctx, queryTimeout)
+	defer cancel()
+	v, err := w.c.QueryWorkflow(ctx, s.WorkflowID, "", workflows.ProgressQuery)
+	if err != nil {
+		return ""
+	}
+	var p workflows.ParallelProgress
+	if v.Get(&p) != nil {
+		return ""
+	}
+	d := p.Summary()
+	if finished(s.Status) {
+		w.details[s.WorkflowID] = d
+	}
+	return d
 }
 
 func (w *stepWatcher) query(ctx context.Context, id string) ([]workflows.StepState, error) {
