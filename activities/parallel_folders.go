@@ -51,8 +51,10 @@ func shard(root string, i int, ext string) string {
 	return filepath.Join(root, strconv.Itoa(i/1000), strconv.Itoa(i)+ext)
 }
 
-func (f parallelFolders) done(i int) string   { return shard(filepath.Join(f.state, "done"), i, ".json") }
-func (f parallelFolders) result(i int) string { return shard(filepath.Join(f.state, "results"), i, ".out") }
+func (f parallelFolders) done(i int) string { return shard(filepath.Join(f.state, "done"), i, ".json") }
+func (f parallelFolders) result(i int) string {
+	return shard(filepath.Join(f.state, "results"), i, ".out")
+}
 
 // processedCSV is Azure's per-attempt report of mini-batches.
 func (f parallelFolders) processedCSV() string {
