@@ -20,7 +20,8 @@ import (
 
 // scoreScript is an entry script whose behaviour each input file's name
 // picks: fail* raises, short* is left out of the results, flaky* fails its
-// first attempt, slow* sleeps past any test's timeout, tick* takes 0.2 s.
+// first attempt, slow* sleeps past any test's timeout, tick* takes 0.2 s;
+// any file the state folder holds a poison-<name> file for raises.
 const scoreScript = `import argparse, os, time
 
 args = None
@@ -37,6 +38,8 @@ def run(mini_batch):
     out = []
     for path in mini_batch:
         name = os.path.basename(path)
+        if os.path.exists(os.path.join(args.state, "poison-" + name)):
+            raise ValueError("poisoned " + name)
         if name.startswith("fail"):
             raise ValueError("cannot score " + name)
         if name.startswith("flaky"):
@@ -325,4 +328,50 @@ func TestParallelAppendRowToIsExactAfterAWorkerIsKilled(t *testing.T) {
 		}
 	}
 	assert.Positive(t, survivor, "the second worker finished the step")
+}
+
+func TestParallelResumeRunsOnlyWhatDidNotSucceed(t *testing.T) {
+	h := newHarness(t)
+	files := names("f", 10)
+	c := parallelCase{files: files, settings: `    mini_batch_size: "1"
+    max_concurrency_per_instance: 1
+    mini_batch_error_threshold: 0
+    retry_settings:
+      max_retries: 0`}
+	path, state := c.write(t)
+	// A command step before the parallel one, to see it is not run again.
+	yml, err := os.ReadFile(path)
+	require.NoError(t, err)
+	prep := fmt.Sprintf("  prep:\n    command: echo ran >> %s/prep.log\n", state)
+	yml = []byte(strings.Replace(string(yml), "jobs:\n", "jobs:\n"+prep, 1))
+	require.NoError(t, os.WriteFile(path, yml, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(state, "poison-f005.txt"), nil, 0o644))
+
+	runID, err := h.run(compile(t, path, nil))
+	require.Error(t, err)
+	assert.Contains(t, workflows.ErrorMessage(err), "mini_batch_error_threshold crossed")
+	first := len(processed(t, h.stepLogs(runID)))
+
+	require.NoError(t, os.Remove(filepath.Join(state, "poison-f005.txt")))
+	run, reused, err := workflows.Resume(context.Background(), temporalClient, runID)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"prep"}, reused)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	require.NoError(t, run.Get(ctx, nil))
+
+	assert.Equal(t, []string{"ran"}, lines(t, filepath.Join(state, "prep.log")), "the succeeded command step is reused")
+	rows := processed(t, h.stepLogs(runID))
+	var again []string
+	for _, r := range rows[first:] {
+		again = append(again, r[0]+":"+r[2])
+	}
+	assert.Equal(t, []string{"5:succeeded", "6:succeeded", "7:succeeded", "8:succeeded", "9:succeeded"}, again,
+		"only the mini-batches that did not succeed run again")
+	var want []string
+	for i, f := range files {
+		want = append(want, fmt.Sprintf("%s,%d", f, i))
+	}
+	out := h.localPath(fmt.Sprintf("azureml://datastores/workspaceblobstore/paths/azureml/%s/score/scores/parallel_run_step.txt", runID))
+	assert.Equal(t, want, lines(t, out))
 }

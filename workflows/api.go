@@ -53,6 +53,10 @@ type PipelineInput struct {
 	// Outputs are output locations decided by the enclosing step (a
 	// resolved URI in Path); a step output bound to one of them writes there.
 	Outputs []plan.Output `json:"outputs,omitempty"`
+	// Reused are the paths of command and parallel steps that succeeded in
+	// an earlier execution of this run (porch job resume): they are not
+	// run again, and their outputs are where that execution left them.
+	Reused []string `json:"reused,omitempty"`
 }
 
 // CommandStepInput starts a command step workflow.

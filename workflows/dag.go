@@ -3,6 +3,7 @@ package workflows
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -110,6 +111,27 @@ func (d *dag) skipBlocked(now time.Time) {
 			}
 		}
 	}
+}
+
+// reuse marks ready steps that an earlier execution of the run finished as
+// succeeded, without running them. It says whether it marked any.
+func (d *dag) reuse(now time.Time) bool {
+	if len(d.in.Reused) == 0 {
+		return false
+	}
+	marked := false
+	for _, n := range d.ready() {
+		if n.step.Type == plan.StepPipeline || !slices.Contains(d.in.Reused, n.step.Path) {
+			continue
+		}
+		d.start(n, now)
+		n.state.Status = StatusSucceeded
+		n.state.Ended = now
+		n.state.Detail = "reused: succeeded in an earlier execution"
+		n.state.Outputs = d.locations(n)
+		marked = true
+	}
+	return marked
 }
 
 // cancelWaiting marks every step that never started as canceled.
@@ -255,6 +277,7 @@ func (d *dag) childPipelineInput(n *node) PipelineInput {
 		Experiment:  d.in.Experiment,
 		Settings:    d.in.Settings,
 		Prefix:      n.step.Path,
+		Reused:      d.in.Reused,
 		Pipeline:    sub,
 		Inputs:      inputs,
 		Outputs:     n.outputs,

@@ -46,6 +46,9 @@ func Pipeline(ctx workflow.Context, in PipelineInput) (PipelineResult, error) {
 	for {
 		if ctx.Err() == nil && (firstErr == nil || in.Settings.ContinueOnStepFailure) {
 			d.skipBlocked(workflow.Now(ctx))
+			for d.reuse(workflow.Now(ctx)) {
+				// Steps an earlier execution finished free their dependants.
+			}
 			for _, s := range d.ready() {
 				if running >= maxRunningSteps {
 					break

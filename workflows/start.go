@@ -42,24 +42,29 @@ func Start(ctx context.Context, c client.Client, p *plan.Plan, runID string, sou
 	if len(source) > maxMemoSource {
 		source = append(source[:maxMemoSource:maxMemoSource], "\n# ... truncated by porch"...)
 	}
-	attrs := []temporal.SearchAttributeUpdate{
-		keyRun.ValueSet(runID),
-		keyPipeline.ValueSet(p.Name),
-		keyStepType.ValueSet(string(plan.StepPipeline)),
-	}
-	if p.ExperimentName != "" {
-		attrs = append(attrs, keyExperiment.ValueSet(p.ExperimentName))
-	}
 	opts := client.StartWorkflowOptions{
 		ID:                    runID,
 		TaskQueue:             plan.DefaultTaskQueue,
-		TypedSearchAttributes: temporal.NewSearchAttributes(attrs...),
+		TypedSearchAttributes: runAttributes(runID, p.Name, p.ExperimentName),
 		Memo: map[string]any{
 			MemoSource: string(source),
 			MemoPlan:   Summary(p),
 		},
 	}
 	return c.ExecuteWorkflow(ctx, opts, PipelineName, in)
+}
+
+// runAttributes are a run's search attributes.
+func runAttributes(runID, name, experiment string) temporal.SearchAttributes {
+	attrs := []temporal.SearchAttributeUpdate{
+		keyRun.ValueSet(runID),
+		keyPipeline.ValueSet(name),
+		keyStepType.ValueSet(string(plan.StepPipeline)),
+	}
+	if experiment != "" {
+		attrs = append(attrs, keyExperiment.ValueSet(experiment))
+	}
+	return temporal.NewSearchAttributes(attrs...)
 }
 
 // Summary describes a plan one line per step, indented by nesting:

@@ -25,7 +25,7 @@ func (a *app) jobCommand() *cobra.Command {
 		Use:   "job",
 		Short: "Submit, list, show, cancel runs and read their logs (as az ml job)",
 	}
-	cmd.AddCommand(a.jobCreateCommand(), a.jobListCommand(), a.jobShowCommand(), a.jobCancelCommand(),
+	cmd.AddCommand(a.jobCreateCommand(), a.jobListCommand(), a.jobShowCommand(), a.jobCancelCommand(), a.jobResumeCommand(),
 		a.jobLogsCommand())
 	return cmd
 }
@@ -152,6 +152,50 @@ func (a *app) jobCancelCommand() *cobra.Command {
 			return nil
 		},
 	}
+	flags.register(cmd)
+	return cmd
+}
+
+func (a *app) jobResumeCommand() *cobra.Command {
+	var flags serverFlags
+	var detach bool
+	cmd := &cobra.Command{
+		Use:   "resume RUN",
+		Short: "Run a failed or canceled run again: only what did not succeed runs",
+		Long: "Start a failed or canceled run again under the same id, with the same plan and inputs.\n" +
+			"Command and parallel steps that succeeded are reused as they are; a parallel step runs\n" +
+			"only the mini-batches that did not succeed.",
+		Args: exactArgs(1, "one run id (see porch job list)"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			sess, err := a.connect(cmd.Context(), flags)
+			if err != nil {
+				return err
+			}
+			defer sess.Close()
+			run, reused, err := workflows.Resume(cmd.Context(), sess.client, args[0])
+			if errors.Is(err, workflows.ErrRunning) {
+				return fmt.Errorf("run %s is still running: wait for it to end, or cancel it with `porch job cancel %s`", args[0], args[0])
+			}
+			if err != nil {
+				return runError(sess, args[0], err)
+			}
+			what := "no step succeeded before: every step runs"
+			if len(reused) > 0 {
+				what = fmt.Sprintf("reusing %d steps that succeeded: %s", len(reused), strings.Join(reused, ", "))
+			}
+			fmt.Fprintf(a.stdout, "run %s resumed; %s\n", args[0], what)
+			if detach {
+				fmt.Fprintf(a.stdout, "watch it with `porch job show --watch %s`\n", args[0])
+				return nil
+			}
+			desc, err := sess.client.DescribeWorkflowExecution(cmd.Context(), args[0], run.GetRunID())
+			if err != nil {
+				return runError(sess, args[0], err)
+			}
+			return a.watchExisting(cmd.Context(), sess, args[0], desc.GetWorkflowExecutionInfo())
+		},
+	}
+	cmd.Flags().BoolVarP(&detach, "detach", "d", false, "return once the run is resumed, without watching it")
 	flags.register(cmd)
 	return cmd
 }

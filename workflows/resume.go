@@ -1,0 +1,136 @@
+package workflows
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	enums "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+)
+
+// ErrRunning is returned when resuming a run that has not ended.
+var ErrRunning = errors.New("the run is still running")
+
+// Resume starts a run that failed or was canceled again, under the same run
+// id, with the same plan and inputs. Command and parallel steps that
+// succeeded are not run again; a parallel step runs only the mini-batches
+// that did not succeed.
+func Resume(ctx context.Context, c client.Client, runID string) (client.WorkflowRun, []string, error) {
+	desc, err := c.DescribeWorkflowExecution(ctx, runID, "")
+	if err != nil {
+		return nil, nil, err
+	}
+	info := desc.GetWorkflowExecutionInfo()
+	switch info.GetStatus() {
+	case enums.WORKFLOW_EXECUTION_STATUS_RUNNING:
+		return nil, nil, ErrRunning
+	case enums.WORKFLOW_EXECUTION_STATUS_COMPLETED:
+		return nil, nil, fmt.Errorf("run %s succeeded: there is nothing to resume", runID)
+	}
+	if info.GetType().GetName() != PipelineName {
+		return nil, nil, fmt.Errorf("%s is a %s workflow, not a porch run", runID, info.GetType().GetName())
+	}
+	in, err := startInput(ctx, c, runID, info.GetExecution().GetRunId())
+	if err != nil {
+		return nil, nil, err
+	}
+	reused, err := succeededSteps(ctx, c, runID, info.GetExecution().GetRunId(), runID+"/")
+	if err != nil {
+		return nil, nil, err
+	}
+	sort.Strings(reused)
+	in.Reused = reused
+	memo := map[string]any{}
+	for k, v := range info.GetMemo().GetFields() {
+		var s string
+		if converter.GetDefaultDataConverter().FromPayload(v, &s) == nil {
+			memo[k] = s
+		}
+	}
+	opts := client.StartWorkflowOptions{
+		ID:                    runID,
+		TaskQueue:             info.GetTaskQueue(),
+		TypedSearchAttributes: runAttributes(runID, in.Name, in.Experiment),
+		Memo:                  memo,
+		WorkflowIDReusePolicy: enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY,
+	}
+	run, err := c.ExecuteWorkflow(ctx, opts, PipelineName, in)
+	return run, reused, err
+}
+
+// startInput reads the input an execution started with.
+func startInput(ctx context.Context, c client.Client, id, runID string) (PipelineInput, error) {
+	var in PipelineInput
+	it := c.GetWorkflowHistory(ctx, id, runID, false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	if !it.HasNext() {
+		return in, fmt.Errorf("run %s has no history", id)
+	}
+	ev, err := it.Next()
+	if err != nil {
+		return in, err
+	}
+	attrs := ev.GetWorkflowExecutionStartedEventAttributes()
+	if attrs == nil || len(attrs.GetInput().GetPayloads()) == 0 {
+		return in, fmt.Errorf("run %s: its history does not start with its input", id)
+	}
+	if err := converter.GetDefaultDataConverter().FromPayload(attrs.GetInput().GetPayloads()[0], &in); err != nil {
+		return in, fmt.Errorf("run %s: read its input: %w", id, err)
+	}
+	return in, nil
+}
+
+// succeededSteps lists the command and parallel steps of a pipeline
+// execution that succeeded, descending into nested pipelines that did not.
+// Step paths are child workflow ids without the run's prefix.
+func succeededSteps(ctx context.Context, c client.Client, id, runID, prefix string) ([]string, error) {
+	type child struct {
+		kind, runID string
+		done        bool
+	}
+	children := map[string]*child{}
+	var order []string
+	it := c.GetWorkflowHistory(ctx, id, runID, false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case ev.GetChildWorkflowExecutionStartedEventAttributes() != nil:
+			a := ev.GetChildWorkflowExecutionStartedEventAttributes()
+			wid := a.GetWorkflowExecution().GetWorkflowId()
+			children[wid] = &child{kind: a.GetWorkflowType().GetName(), runID: a.GetWorkflowExecution().GetRunId()}
+			order = append(order, wid)
+		case ev.GetChildWorkflowExecutionCompletedEventAttributes() != nil:
+			if ch := children[completedID(ev)]; ch != nil {
+				ch.done = true
+			}
+		}
+	}
+	var out []string
+	for _, wid := range order {
+		ch := children[wid]
+		switch {
+		case ch.kind == PipelineName:
+			// Nested pipelines always run again; their finished steps
+			// are reused inside them.
+			sub, err := succeededSteps(ctx, c, wid, ch.runID, prefix)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, sub...)
+		case ch.done:
+			out = append(out, strings.TrimPrefix(wid, prefix))
+		}
+	}
+	return out, nil
+}
+
+func completedID(ev *historypb.HistoryEvent) string {
+	return ev.GetChildWorkflowExecutionCompletedEventAttributes().GetWorkflowExecution().GetWorkflowId()
+}
