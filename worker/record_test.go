@@ -42,6 +42,60 @@ func TestRecordHistories(t *testing.T) {
 	}
 }
 
+// TestRecordParallelHistories records parallel steps' histories: a step
+// that succeeds with retries, one that crosses a threshold, and a resumed
+// run.
+//
+//	PORCH_RECORD_HISTORIES=1 go test ./worker -run TestRecordParallelHistories
+func TestRecordParallelHistories(t *testing.T) {
+	if os.Getenv("PORCH_RECORD_HISTORIES") == "" {
+		t.Skip("set PORCH_RECORD_HISTORIES=1 to regenerate workflows/testdata/histories")
+	}
+	out := filepath.Join("..", "workflows", "testdata", "histories")
+	h := newHarness(t)
+	record := func(name, id string) {
+		for _, wf := range runWorkflows(t, id) {
+			step := "pipeline"
+			if wf != id {
+				step = strings.ReplaceAll(strings.TrimPrefix(wf, id+"/"), "/", "-")
+			}
+			writeHistory(t, wf, filepath.Join(out, "v1-parallel-"+name+"-"+step+".json"))
+		}
+	}
+	retried, _ := parallelCase{files: append(names("f", 5), "flaky1.txt"), settings: `    mini_batch_size: "2"
+    resources:
+      instance_count: 2
+    max_concurrency_per_instance: 2
+    retry_settings:
+      max_retries: 1`}.write(t)
+	id, err := h.run(compile(t, retried, nil))
+	require.NoError(t, err)
+	record("retried", id)
+
+	failing, _ := parallelCase{files: append(names("f", 3), names("fail", 3)...), settings: `    mini_batch_size: "1"
+    max_concurrency_per_instance: 1
+    mini_batch_error_threshold: 1
+    retry_settings:
+      max_retries: 0`}.write(t)
+	id, err = h.run(compile(t, failing, nil))
+	require.Error(t, err)
+	record("threshold", id)
+
+	resumed, state := parallelCase{files: names("f", 4), settings: `    mini_batch_size: "1"
+    max_concurrency_per_instance: 1
+    mini_batch_error_threshold: 0
+    retry_settings:
+      max_retries: 0`}.write(t)
+	require.NoError(t, os.WriteFile(filepath.Join(state, "poison-f002.txt"), nil, 0o644))
+	id, err = h.run(compile(t, resumed, nil))
+	require.Error(t, err)
+	require.NoError(t, os.Remove(filepath.Join(state, "poison-f002.txt")))
+	run, _, err := workflows.Resume(context.Background(), temporalClient, id)
+	require.NoError(t, err)
+	require.NoError(t, run.Get(context.Background(), nil))
+	record("resumed", id)
+}
+
 // runWorkflows lists a run's workflow ids: the run and every step.
 func runWorkflows(t *testing.T, runID string) []string {
 	resp, err := temporalClient.ListWorkflow(context.Background(), &workflowservice.ListWorkflowExecutionsRequest{
