@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -38,6 +40,7 @@ func TestScripts(t *testing.T) {
 			env.Setenv("SAMPLES", samples)
 			return nil
 		},
+		Condition: scriptCondition,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"waitfile":   cmdWaitFile,
 			"stdout2env": cmdStdoutToEnv,
@@ -46,6 +49,23 @@ func TestScripts(t *testing.T) {
 		},
 	})
 }
+
+// scriptCondition adds [pandas:PYTHON] to the scripts' conditions: PYTHON,
+// a path or a name on PATH, is a Python interpreter that imports pandas.
+func scriptCondition(cond string) (bool, error) {
+	prog, ok := strings.CutPrefix(cond, "pandas:")
+	if !ok || prog == "" {
+		return false, fmt.Errorf("unknown condition %q: porch's scripts add only [pandas:PYTHON], e.g. [pandas:/usr/bin/python3]", cond)
+	}
+	v, _ := pandasCache.LoadOrStore(prog, sync.OnceValue(func() bool {
+		return exec.Command(prog, "-c", "import pandas").Run() == nil
+	}))
+	return v.(func() bool)(), nil
+}
+
+// pandasCache maps an interpreter to whether it imports pandas, asked once:
+// importing pandas takes a good part of a second.
+var pandasCache sync.Map
 
 // waitLimit bounds the waits of the script commands below; they return as
 // soon as their condition holds.
