@@ -9,6 +9,12 @@ import (
 	"github.com/porch-pipelines/porch/activities/monitor"
 )
 
+// NodeUsage is a resource monitor's heartbeat: the latest sample of a node.
+type NodeUsage struct {
+	Node   string         `json:"node"`
+	Sample monitor.Sample `json:"sample"`
+}
+
 // MonitorResources samples this node's resource usage, and that of the
 // step's entry-script processes here, every interval until the workflow
 // cancels it. It runs on the node's own task queue, so it measures the node
@@ -34,18 +40,24 @@ func (a *Activities) MonitorResources(ctx context.Context, in MonitorInput) erro
 		}
 		return pids
 	})
-	tick := time.NewTicker(time.Duration(in.IntervalSeconds) * time.Second)
+	// Heartbeats go out every second, carrying the latest sample, so the
+	// monitor learns within a second that its step has ended.
+	interval := time.Duration(in.IntervalSeconds) * time.Second
+	tick := time.NewTicker(min(interval, time.Second))
 	defer tick.Stop()
+	var last NodeUsage
+	var sampled time.Time
 	for {
-		sample, err := s.Sample()
-		if err == nil {
-			if werr := rec.Write(sample); werr != nil {
-				return fmt.Errorf("step %q: write resource log: %w", in.Ref.StepPath, werr)
+		if time.Since(sampled) >= interval {
+			sampled = time.Now()
+			if sample, err := s.Sample(); err == nil {
+				if werr := rec.Write(sample); werr != nil {
+					return fmt.Errorf("step %q: write resource log: %w", in.Ref.StepPath, werr)
+				}
+				last = NodeUsage{Node: in.Node, Sample: sample}
 			}
-			heartbeat(ctx, sample)
-		} else {
-			heartbeat(ctx)
 		}
+		heartbeat(ctx, last)
 		select {
 		case <-ctx.Done():
 			return nil

@@ -14,7 +14,10 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/converter"
 
+	"github.com/porch-pipelines/porch/activities"
 	"github.com/porch-pipelines/porch/workflows"
 )
 
@@ -374,4 +377,46 @@ func TestParallelResumeRunsOnlyWhatDidNotSucceed(t *testing.T) {
 	}
 	out := h.localPath(fmt.Sprintf("azureml://datastores/workspaceblobstore/paths/azureml/%s/score/scores/parallel_run_step.txt", runID))
 	assert.Equal(t, want, lines(t, out))
+}
+
+func TestParallelResourceMonitorSamplesTheNodeAndTheEntryScripts(t *testing.T) {
+	h := newHarness(t)
+	path, _ := parallelCase{files: names("tick", 30), settings: `    mini_batch_size: "1"
+    max_concurrency_per_instance: 2`, args: "--resource_monitor_interval 1"}.write(t)
+	run := h.start(compile(t, path, nil))
+	stepID := run.GetID() + "/score"
+
+	// Waits for the monitor's first heartbeat with the entry-script
+	// processes in it, read the way porch job show reads it.
+	var usage activities.NodeUsage
+	require.Eventually(t, func() bool {
+		desc, err := temporalClient.DescribeWorkflowExecution(context.Background(), stepID, "")
+		if err != nil {
+			return false
+		}
+		for _, pa := range desc.GetPendingActivities() {
+			if pa.GetActivityType().GetName() != activities.MonitorResourcesName || pa.GetHeartbeatDetails() == nil {
+				continue
+			}
+			var u activities.NodeUsage
+			if converter.GetDefaultDataConverter().FromPayload(pa.GetHeartbeatDetails().GetPayloads()[0], &u) == nil && u.Sample.Processes > 0 {
+				usage = u
+				return true
+			}
+		}
+		return false
+	}, time.Minute, 50*time.Millisecond)
+	assert.Positive(t, usage.Sample.TreeRSSBytes)
+	assert.Positive(t, usage.Sample.MemTotalBytes)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	require.NoError(t, run.Get(ctx, nil))
+	rows := lines(t, filepath.Join(h.stepLogs(run.GetID()), "sys", "perf", usage.Node, "node_resource_usage.csv"))
+	assert.GreaterOrEqual(t, len(rows), 3, "a header and a sample a second over the step's 3 s")
+	desc, err := temporalClient.DescribeWorkflowExecution(context.Background(), stepID, "")
+	require.NoError(t, err)
+	for _, pa := range desc.GetPendingActivities() {
+		assert.Equal(t, enums.PENDING_ACTIVITY_STATE_CANCEL_REQUESTED, pa.GetState(), "the monitor ends with the step")
+	}
 }

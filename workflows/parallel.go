@@ -73,6 +73,9 @@ type parallelRun struct {
 	st       *ParallelState
 	progress ParallelProgress
 	monitors map[string]bool
+	// stopMonitors cancels the resource monitors this run started, in
+	// the order it started them.
+	stopMonitors []workflow.CancelFunc
 }
 
 func (r *parallelRun) snapshot() ParallelProgress {
@@ -344,10 +347,12 @@ func (r *parallelRun) startMonitor(ctx workflow.Context, node string) {
 		r.monitors = map[string]bool{}
 	}
 	r.monitors[node] = true
-	mctx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+	mctx, cancel := workflow.WithCancel(ctx)
+	r.stopMonitors = append(r.stopMonitors, cancel)
+	mctx = workflow.WithActivityOptions(mctx, workflow.ActivityOptions{
 		TaskQueue:           activities.NodeTaskQueue(node),
 		StartToCloseTimeout: noTimeout,
-		HeartbeatTimeout:    time.Duration(2*interval)*time.Second + time.Minute,
+		HeartbeatTimeout:    time.Minute,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
 	})
 	workflow.ExecuteActivity(mctx, activities.MonitorResourcesName,
@@ -378,6 +383,9 @@ func (r *parallelRun) progressInput(now time.Time) activities.ProgressInput {
 // the step's result.
 func (r *parallelRun) finish(ctx workflow.Context, outcome batchOutcome) (ParallelStepResult, error) {
 	r.progress.Phase = PhaseFinishing
+	for _, stop := range r.stopMonitors {
+		stop()
+	}
 	fctx := ctx
 	if ctx.Err() != nil {
 		fctx, _ = workflow.NewDisconnectedContext(ctx)

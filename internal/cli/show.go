@@ -77,6 +77,7 @@ func (a *app) showRun(ctx context.Context, sess *session, runID string, info *wo
 			"(start one with: porch worker --address %s)", runID, err, sess.settings.Address)
 	}
 	writeStepTable(a, steps)
+	printUsage(ctx, a.stdout, sess.client, steps)
 	out := watchOutcome{steps: steps}
 	switch info.GetStatus() {
 	case enums.WORKFLOW_EXECUTION_STATUS_COMPLETED:
