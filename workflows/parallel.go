@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	enums "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
@@ -261,7 +262,7 @@ func (r *parallelRun) ended(ctx workflow.Context, f workflow.Future) error {
 		return temporal.NewNonRetryableApplicationError("the entry script's init() failed: "+ae.Message(), activities.EntryScriptInitFailedType, nil)
 	}
 	var te *temporal.TimeoutError
-	if errors.As(err, &te) && te.TimeoutType().String() == "ScheduleToStart" {
+	if errors.As(err, &te) && te.TimeoutType() == enums.TIMEOUT_TYPE_SCHEDULE_TO_START {
 		return temporal.NewNonRetryableApplicationError(fmt.Sprintf(
 			"no mini-batch started within first_task_creation_timeout (%ds): no worker serves compute %q; start one with `porch worker --compute %s`",
 			r.in.Plan.Parallel.FirstTaskCreationTimeoutSeconds, computeName(r.in.Compute), computeName(r.in.Compute)), ParallelFailedType, nil)

@@ -1,0 +1,125 @@
+package workflows
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/mock"
+	"github.com/stretchr/testify/require"
+	enums "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/porch-pipelines/porch/activities"
+	"github.com/porch-pipelines/porch/compiler/plan"
+)
+
+// parallelEnv is a test environment whose planner reports batches
+// mini-batches run two at a time.
+func parallelEnv(t *testing.T, batches int) (*testsuite.TestWorkflowEnvironment, ParallelStepInput) {
+	var ts testsuite.WorkflowTestSuite
+	env := ts.NewTestWorkflowEnvironment()
+	Register(env)
+	(&activities.Activities{}).Register(env)
+	ref := activities.ParallelStepRef{RunID: "r", StepPath: "score", Datastore: "ws", Digest: "d"}
+	env.OnActivity(activities.PlanMiniBatchesName, mock.Anything, mock.Anything).Return(
+		activities.ParallelPlan{Ref: ref, Batches: batches, Items: int64(batches), Instances: 1, PerInstance: 2}, nil).Maybe()
+	env.OnActivity(activities.FinishParallelName, mock.Anything, mock.Anything).Return(activities.FinishParallelResult{}, nil).Maybe()
+	env.OnActivity(activities.ReportParallelProgressName, mock.Anything, mock.Anything).Return(nil).Maybe()
+	env.OnActivity(activities.MonitorResourcesName, mock.Anything, mock.Anything).Return(nil).Maybe()
+	in := ParallelStepInput{Plan: activities.PlanMiniBatchesInput{RunID: "r", StepPath: "score", Parallel: plan.Parallel{
+		MiniBatchErrorThreshold: -1, ErrorThreshold: -1, AllowedFailedPercent: 100,
+		Retry: plan.ParallelRetry{MaxRetries: 2, TimeoutSeconds: 60}, TaskOverheadTimeoutSeconds: 30,
+		FirstTaskCreationTimeoutSeconds: 600, ResourceMonitorIntervalSeconds: 600,
+	}}}
+	return env, in
+}
+
+func succeed(_ context.Context, in activities.MiniBatchInput) (activities.MiniBatchResult, error) {
+	return activities.MiniBatchResult{Index: in.Index, Items: 1, Returned: 1, Node: "n1"}, nil
+}
+
+func TestParallelStepContinuesAsNewWithCountersOnly(t *testing.T) {
+	env, in := parallelEnv(t, 10)
+	env.OnActivity(activities.RunMiniBatchName, mock.Anything, mock.Anything).Return(succeed)
+	env.SetContinueAsNewSuggested(true)
+	env.ExecuteWorkflow(ParallelStepName, in)
+
+	require.True(t, env.IsWorkflowCompleted())
+	var can *workflow.ContinueAsNewError
+	require.ErrorAs(t, env.GetWorkflowError(), &can)
+	var next ParallelStepInput
+	require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(can.Input, &next))
+	require.NotNil(t, next.State)
+	// The window of 2 drained before continuing: nothing in flight is lost.
+	require.Equal(t, 2, next.State.Next)
+	require.Equal(t, 2, next.State.Counters.Succeeded)
+	require.Equal(t, 0, next.State.Counters.Running)
+	require.Equal(t, []string{"n1"}, next.State.Nodes)
+}
+
+func TestParallelStepCarriedStateFinishesTheRest(t *testing.T) {
+	env, in := parallelEnv(t, 10)
+	seen := map[int]bool{}
+	env.OnActivity(activities.RunMiniBatchName, mock.Anything, mock.Anything).Return(
+		func(ctx context.Context, in activities.MiniBatchInput) (activities.MiniBatchResult, error) {
+			seen[in.Index] = true
+			return succeed(ctx, in)
+		})
+	in.State = &ParallelState{
+		Plan:     activities.ParallelPlan{Batches: 10, Instances: 1, PerInstance: 2},
+		Next:     6,
+		Counters: activities.ParallelCounters{Batches: 10, Succeeded: 6, Items: 6},
+	}
+	env.ExecuteWorkflow(ParallelStepName, in)
+	require.NoError(t, env.GetWorkflowError())
+	var res ParallelStepResult
+	require.NoError(t, env.GetWorkflowResult(&res))
+	require.Equal(t, 10, res.Counters.Succeeded)
+	require.Equal(t, map[int]bool{6: true, 7: true, 8: true, 9: true}, seen, "a continued step does not plan or rerun")
+}
+
+func TestParallelStepInitFailureFailsAtOnce(t *testing.T) {
+	env, in := parallelEnv(t, 50)
+	calls := 0
+	env.OnActivity(activities.RunMiniBatchName, mock.Anything, mock.Anything).Return(
+		func(context.Context, activities.MiniBatchInput) (activities.MiniBatchResult, error) {
+			calls++
+			return activities.MiniBatchResult{}, temporal.NewNonRetryableApplicationError(
+				"mini-batch 0: init() raised ImportError: no module named sklearn", activities.EntryScriptInitFailedType, nil)
+		})
+	env.ExecuteWorkflow(ParallelStepName, in)
+	err := env.GetWorkflowError()
+	require.Error(t, err)
+	require.Contains(t, ErrorMessage(err), "the entry script's init() failed: mini-batch 0: init() raised ImportError")
+	require.LessOrEqual(t, calls, 2, "only the first window ran; thresholds do not apply to a broken init()")
+}
+
+func TestParallelStepWithoutWorkersHitsFirstTaskCreationTimeout(t *testing.T) {
+	env, in := parallelEnv(t, 5)
+	in.Compute = "gpu"
+	env.OnActivity(activities.RunMiniBatchName, mock.Anything, mock.Anything).Return(
+		activities.MiniBatchResult{}, temporal.NewTimeoutError(enums.TIMEOUT_TYPE_SCHEDULE_TO_START, nil))
+	env.ExecuteWorkflow(ParallelStepName, in)
+	err := env.GetWorkflowError()
+	require.Error(t, err)
+	require.Contains(t, ErrorMessage(err), "no mini-batch started within first_task_creation_timeout (600s): no worker serves compute \"gpu\"; start one with `porch worker --compute gpu`")
+}
+
+func TestCrossedThreshold(t *testing.T) {
+	p := plan.Parallel{MiniBatchErrorThreshold: -1, ErrorThreshold: -1, AllowedFailedPercent: 100}
+	c := activities.ParallelCounters{Batches: 10, Succeeded: 5, Failed: 5, FailedItems: 50}
+	require.Empty(t, crossedThreshold(p, c), "-1, -1 and 100 ignore every failure")
+	p.AllowedFailedPercent = 50
+	require.Empty(t, crossedThreshold(p, c), "exactly 50% is allowed")
+	c.Failed = 6
+	require.Contains(t, crossedThreshold(p, c), "allowed_failed_percent crossed: 6 of 10 mini-batches failed (60.0%)")
+	p.ErrorThreshold = 49
+	require.Contains(t, crossedThreshold(p, c), "error_threshold crossed: 50 items failed, more than the 49 allowed")
+	p.MiniBatchErrorThreshold = 6
+	require.Contains(t, crossedThreshold(p, c), "error_threshold crossed", "6 failed mini-batches are allowed")
+	p.MiniBatchErrorThreshold = 5
+	require.Contains(t, crossedThreshold(p, c), "mini_batch_error_threshold crossed: 6 mini-batches failed, more than the 5 allowed")
+}
