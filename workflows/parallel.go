@@ -3,6 +3,7 @@ package workflows
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	enums "go.temporal.io/api/enums/v1"
@@ -259,7 +260,7 @@ func (r *parallelRun) ended(ctx workflow.Context, f workflow.Future) error {
 	}
 	var ae *temporal.ApplicationError
 	if errors.As(err, &ae) && ae.Type() == activities.EntryScriptInitFailedType {
-		return temporal.NewNonRetryableApplicationError("the entry script's init() failed: "+ae.Message(), activities.EntryScriptInitFailedType, nil)
+		return failStep("the entry script's init() failed: ", err, activities.EntryScriptInitFailedType)
 	}
 	var te *temporal.TimeoutError
 	if errors.As(err, &te) && te.TimeoutType() == enums.TIMEOUT_TYPE_SCHEDULE_TO_START {
@@ -275,9 +276,25 @@ func (r *parallelRun) ended(ctx workflow.Context, f workflow.Future) error {
 		r.sawNode(ctx, failure.Node)
 	}
 	if reason := crossedThreshold(r.in.Plan.Parallel, st.Counters); reason != "" {
-		return temporal.NewNonRetryableApplicationError(reason+"; last failure: "+ErrorMessage(err), ParallelFailedType, nil)
+		return failStep(reason+"; last failure: ", err, ParallelFailedType)
 	}
 	return nil
+}
+
+// failStep is the step's error: the prefix and the mini-batch's one-line
+// message, with the rest (a Python traceback) and the entry-script log as
+// details, as a failed command's stderr tail and log.
+func failStep(prefix string, batchErr error, errType string) error {
+	first, rest, _ := strings.Cut(ErrorMessage(batchErr), "\n")
+	f := batchFailure(batchErr)
+	var tail []string
+	for _, l := range strings.Split(rest, "\n") {
+		if strings.TrimSpace(l) != "" {
+			tail = append(tail, l)
+		}
+	}
+	return temporal.NewNonRetryableApplicationError(prefix+first, errType, nil,
+		activities.CommandFailure{StderrTail: tail, LogFile: f.Log, Attempt: f.Attempt})
 }
 
 func computeName(c string) string {
@@ -308,16 +325,24 @@ func batchFailure(err error) activities.MiniBatchFailure {
 func crossedThreshold(p plan.Parallel, c activities.ParallelCounters) string {
 	switch {
 	case p.MiniBatchErrorThreshold >= 0 && c.Failed > p.MiniBatchErrorThreshold:
-		return fmt.Sprintf("mini_batch_error_threshold crossed: %d mini-batches failed, more than the %d allowed (%d of %d processed)",
-			c.Failed, p.MiniBatchErrorThreshold, c.Processed(), c.Batches)
+		return fmt.Sprintf("mini_batch_error_threshold crossed: %s failed, more than the %d allowed (%d of %d processed)",
+			plural(int64(c.Failed), "mini-batch", "mini-batches"), p.MiniBatchErrorThreshold, c.Processed(), c.Batches)
 	case p.ErrorThreshold >= 0 && c.FailedItems > int64(p.ErrorThreshold):
-		return fmt.Sprintf("error_threshold crossed: %d items failed, more than the %d allowed (%d of %d mini-batches processed)",
-			c.FailedItems, p.ErrorThreshold, c.Processed(), c.Batches)
+		return fmt.Sprintf("error_threshold crossed: %s failed, more than the %d allowed (%d of %d mini-batches processed)",
+			plural(c.FailedItems, "item", "items"), p.ErrorThreshold, c.Processed(), c.Batches)
 	case p.AllowedFailedPercent < 100 && c.Batches > 0 && c.Failed*100 > p.AllowedFailedPercent*c.Batches:
 		return fmt.Sprintf("allowed_failed_percent crossed: %d of %d mini-batches failed (%.1f%%), more than the %d%% allowed",
 			c.Failed, c.Batches, float64(c.Failed)*100/float64(c.Batches), p.AllowedFailedPercent)
 	}
 	return ""
+}
+
+// plural is "1 item" or "3 items".
+func plural(n int64, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 // sawNode starts the resource monitor on a node the step uses for the

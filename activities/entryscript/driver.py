@@ -172,8 +172,10 @@ def start(cfg, events):
                     ev="init_failed",
                     error="the step's input is tabular, so run() gets a pandas DataFrame, "
                     "but pandas cannot be imported by %s (%s): install pandas for that "
-                    "interpreter (pip install pandas, or apt-get install python3-pandas) "
-                    "or point porch at a Python that has it" % (sys.executable, one_line(exc)),
+                    "interpreter (%s -m pip install pandas; Debian's /usr/bin/python3 gets it "
+                    "from apt-get install python3-pandas), or run the worker with an interpreter "
+                    "that has it (porch worker --python PATH, or PORCH_PYTHON=PATH)"
+                    % (sys.executable, one_line(exc), sys.executable),
                     traceback=traceback.format_exc(),
                 )
                 return None

@@ -83,6 +83,9 @@ type stepFailure struct {
 	stderr  []string
 	logFile string
 	attempt int32 // 0 when unknown
+	// tailLabel names what stderr holds: "stderr" (the default) or a
+	// parallel step's "traceback".
+	tailLabel string
 }
 
 func (a *app) printFailure(f stepFailure) {
@@ -96,7 +99,11 @@ func (a *app) printFailure(f stepFailure) {
 		fmt.Fprintf(a.stderr, "porch: step %q failed%s: %s\n", f.path, attempt, f.message)
 	}
 	if len(f.stderr) > 0 {
-		fmt.Fprintln(a.stderr, "  stderr (last lines):")
+		label := f.tailLabel
+		if label == "" {
+			label = "stderr"
+		}
+		fmt.Fprintf(a.stderr, "  %s (last lines):\n", label)
 		for _, line := range f.stderr {
 			fmt.Fprintf(a.stderr, "    %s\n", line)
 		}
@@ -114,11 +121,14 @@ func collectFailures(ctx context.Context, c client.Client, home, runID, datastor
 	var failures []stepFailure
 	for _, only := range []bool{true, false} {
 		for _, s := range out.steps {
-			if s.Status != workflows.StatusFailed || (only && s.Type != plan.StepCommand) {
+			if s.Status != workflows.StatusFailed || (only && s.Type != plan.StepCommand && s.Type != plan.StepParallel) {
 				continue
 			}
 			f := stepFailure{path: s.Path, message: firstLine(s.Error), logFile: stepLogFile(home, runID, datastore, s)}
-			if s.WorkflowID != "" && s.Type == plan.StepCommand {
+			if s.Type == plan.StepParallel {
+				f.tailLabel = "traceback"
+			}
+			if s.WorkflowID != "" && (s.Type == plan.StepCommand || s.Type == plan.StepParallel) {
 				fillFromError(&f, c.GetWorkflow(ctx, s.WorkflowID, "").Get(ctx, nil))
 			}
 			failures = append(failures, f)
@@ -132,11 +142,20 @@ func collectFailures(ctx context.Context, c client.Client, home, runID, datastor
 	return []stepFailure{f}
 }
 
+// failureWithDetails are the error types whose details are a
+// CommandFailure: a command that failed, and a parallel step whose
+// mini-batches or init() failed.
+var failureWithDetails = map[string]bool{
+	activities.CommandFailedType:         true,
+	workflows.ParallelFailedType:         true,
+	activities.EntryScriptInitFailedType: true,
+}
+
 // fillFromError takes the command's failure details from err's chain.
 func fillFromError(f *stepFailure, err error) {
 	for e := err; e != nil; e = errors.Unwrap(e) {
 		ae, ok := e.(*temporal.ApplicationError)
-		if !ok || ae.Type() != activities.CommandFailedType {
+		if !ok || !failureWithDetails[ae.Type()] {
 			continue
 		}
 		f.message = firstLine(ae.Message())
