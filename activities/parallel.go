@@ -75,7 +75,11 @@ func (a *Activities) PlanMiniBatches(ctx context.Context, in PlanMiniBatchesInpu
 	if err := writeReadme(f, p); err != nil {
 		return p, fmt.Errorf("step %q: write readme: %w", in.StepPath, err)
 	}
-	for _, note := range sum.Notes {
+	notes := sum.Notes
+	if env := in.Parallel.Task.Environment; env != "" {
+		notes = append(notes, fmt.Sprintf("porch does not provision environments: %q is not set up; entry scripts run on each worker's host with its Python (porch worker --python, PORCH_PYTHON, else python3) and what is installed there", env))
+	}
+	for _, note := range notes {
 		_ = appendLog(filepath.Join(f.logs, "sys", "porch.txt"), "porch: "+note)
 	}
 	return p, nil

@@ -149,7 +149,7 @@ func TestParallelFileListAppendsEveryResultOnceInOrder(t *testing.T) {
 	h := newHarness(t)
 	files := names("f", 20)
 	path, state := parallelCase{files: files, settings: `    mini_batch_size: "3"
-    max_concurrency_per_instance: 2`}.write(t)
+    max_concurrency_per_instance: 2`, args: "--copy_logs_to_parent True"}.write(t)
 	runID, err := h.run(compile(t, path, nil))
 	require.NoError(t, err)
 
@@ -160,14 +160,19 @@ func TestParallelFileListAppendsEveryResultOnceInOrder(t *testing.T) {
 	out := h.localPath(fmt.Sprintf("azureml://datastores/workspaceblobstore/paths/azureml/%s/score/scores/parallel_run_step.txt", runID))
 	assert.Equal(t, want, lines(t, out), "every result once, in mini-batch order")
 
-	pids := lines(t, filepath.Join(state, "init.log"))
-	assert.LessOrEqual(t, len(pids), 2, "init() runs once per process, and there are at most 2 processes")
 	logs := h.stepLogs(runID)
 	rows := processed(t, logs)
 	require.Len(t, rows, 7, "7 mini-batches of at most 3 files, one attempt each")
+	processes := map[string]bool{}
 	for _, r := range rows {
 		assert.Equal(t, "succeeded", r[2])
+		processes[r[3]+"/"+r[4]] = true
 	}
+	pids := lines(t, filepath.Join(state, "init.log"))
+	assert.LessOrEqual(t, len(processes), 2, "at most max_concurrency_per_instance processes")
+	assert.Len(t, pids, len(processes), "init() runs once per process, not per mini-batch")
+	copied := h.localPath(fmt.Sprintf("azureml://datastores/workspaceblobstore/paths/azureml/%s/artifacts/logs/score/job_result.txt", runID))
+	assert.FileExists(t, copied, "--copy_logs_to_parent True copies the step's result to the run's logs")
 	result, err := os.ReadFile(filepath.Join(logs, "job_result.txt"))
 	require.NoError(t, err)
 	assert.Contains(t, string(result), "succeeded: 7 of 7 mini-batches processed")
