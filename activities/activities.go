@@ -117,7 +117,8 @@ func (a *Activities) RunCommand(ctx context.Context, in RunCommandInput) (RunCom
 	}
 	runCtx, cancel := limitContext(ctx, in.Command.TimeoutSeconds)
 	defer cancel()
-	stopBeats := a.heartbeat(ctx, specs)
+	// The details are the bytes logged so far.
+	stopBeats := a.beatWhile(ctx, func() any { return loggedBytes(specs) })
 	out := runAll(runCtx, specs, a.killGrace())
 	stopBeats()
 	if err := r.outcome(ctx, runCtx, procs, specs, out); err != nil {
@@ -134,9 +135,9 @@ func limitContext(ctx context.Context, seconds int) (context.Context, context.Ca
 	return context.WithTimeout(ctx, time.Duration(seconds)*time.Second)
 }
 
-// heartbeat records a heartbeat every interval until the returned function
-// is called. The details are the bytes logged so far.
-func (a *Activities) heartbeat(ctx context.Context, specs []procSpec) (stop func()) {
+// beatWhile records a heartbeat with details() every heartbeat interval
+// until the returned function is called.
+func (a *Activities) beatWhile(ctx context.Context, details func() any) (stop func()) {
 	if !activity.IsActivity(ctx) {
 		return func() {}
 	}
@@ -149,7 +150,7 @@ func (a *Activities) heartbeat(ctx context.Context, specs []procSpec) (stop func
 		for {
 			select {
 			case <-tick.C:
-				activity.RecordHeartbeat(ctx, loggedBytes(specs))
+				activity.RecordHeartbeat(ctx, details())
 			case <-done:
 				return
 			}

@@ -149,9 +149,14 @@ func (a *Activities) RunMiniBatch(ctx context.Context, in MiniBatchInput) (MiniB
 	if err != nil {
 		return MiniBatchResult{}, err
 	}
-	// Heartbeats go out once a second (keepAlive), not per phase: a
-	// heartbeat is a server round trip and a write, too dear per mini-batch.
-	stop := a.keepAlive(ctx, b.Items)
+	// Heartbeats go out once a second while the mini-batch runs, not per
+	// phase: a heartbeat is a server round trip and a write, too dear per
+	// mini-batch. They let the server see a dead worker within the heartbeat
+	// timeout and deliver the workflow's cancel quickly; the entry script's
+	// own progress is watched by the pool (progress_update_timeout). The
+	// details are the item count, which the workflow reads when the worker
+	// vanishes.
+	stop := a.beatWhile(ctx, func() any { return b.Items })
 	started := time.Now()
 	res, runErr := rt.pool.Run(ctx, req)
 	stop()
@@ -191,41 +196,10 @@ func (rt *parallelRuntime) failed(ctx context.Context, b minibatch.Batch, attemp
 	return temporal.NewApplicationError(msg, MiniBatchFailedType, failure)
 }
 
-// heartbeat records progress when ctx is an activity's.
-func heartbeat(ctx context.Context, details ...any) {
+// recordHeartbeat records a heartbeat when ctx is an activity's.
+func recordHeartbeat(ctx context.Context, details ...any) {
 	if activity.IsActivity(ctx) {
 		activity.RecordHeartbeat(ctx, details...)
-	}
-}
-
-// keepAlive heartbeats every second while a mini-batch runs, so the server
-// learns quickly when the workflow cancels it and notices a dead worker
-// within the heartbeat timeout. The entry script's own progress is watched
-// by the pool (progress_update_timeout).
-// The details are the mini-batch's item count, which the workflow reads
-// when the worker vanishes.
-func (a *Activities) keepAlive(ctx context.Context, items int) (stop func()) {
-	if !activity.IsActivity(ctx) {
-		return func() {}
-	}
-	done := make(chan struct{})
-	finished := make(chan struct{})
-	go func() {
-		defer close(finished)
-		tick := time.NewTicker(a.heartbeatInterval())
-		defer tick.Stop()
-		for {
-			select {
-			case <-tick.C:
-				activity.RecordHeartbeat(ctx, items)
-			case <-done:
-				return
-			}
-		}
-	}()
-	return func() {
-		close(done)
-		<-finished
 	}
 }
 

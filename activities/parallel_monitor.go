@@ -57,7 +57,7 @@ func (a *Activities) MonitorResources(ctx context.Context, in MonitorInput) erro
 				last = NodeUsage{Node: in.Node, Sample: sample}
 			}
 		}
-		heartbeat(ctx, last)
+		recordHeartbeat(ctx, last)
 		select {
 		case <-ctx.Done():
 			return nil

@@ -201,7 +201,7 @@ func (a *Activities) appendRows(ctx context.Context, f parallelFolders, spec par
 	var header []byte
 	for i := range spec.Plan.Batches {
 		if i%1000 == 0 {
-			heartbeat(ctx, i)
+			recordHeartbeat(ctx, i)
 		}
 		done, ok := f.doneRecord(i)
 		if !ok {
