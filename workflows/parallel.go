@@ -26,9 +26,12 @@ const (
 	progressEvery = 30 * time.Second
 	// planTimeout bounds planning the mini-batches.
 	planTimeout = time.Hour
-	// batchSlack lets the entry-script pool enforce the step's own
-	// timeouts (and say which one) before Temporal's start-to-close.
-	batchSlack = 30 * time.Second
+	// batchSlack is what a mini-batch's start-to-close timeout allows on
+	// top of task_overhead_timeout and retry_settings.timeout: a new
+	// process's start and init() (which may load a model), and the slack
+	// that lets the entry-script pool enforce the step's own timeouts (and
+	// say which one) before Temporal does.
+	batchSlack = 10 * time.Minute
 	// defaultProgressTimeout is the heartbeat timeout when the step sets
 	// no progress_update_timeout: how long a silent worker is trusted.
 	defaultProgressTimeout = 30 * time.Second
@@ -261,6 +264,11 @@ func (r *parallelRun) ended(ctx workflow.Context, f workflow.Future) error {
 	var ae *temporal.ApplicationError
 	if errors.As(err, &ae) && ae.Type() == activities.EntryScriptInitFailedType {
 		return failStep("the entry script's init() failed: ", err, activities.EntryScriptInitFailedType)
+	}
+	if errors.As(err, &ae) && ae.Type() == activities.InvalidStepType {
+		// No mini-batch can run as written: fail now, whatever the
+		// thresholds allow.
+		return failStep("", err, activities.InvalidStepType)
 	}
 	var te *temporal.TimeoutError
 	if errors.As(err, &te) && te.TimeoutType() == enums.TIMEOUT_TYPE_SCHEDULE_TO_START {

@@ -123,3 +123,14 @@ func TestCrossedThreshold(t *testing.T) {
 	p.MiniBatchErrorThreshold = 5
 	require.Contains(t, crossedThreshold(p, c), "mini_batch_error_threshold crossed: 6 mini-batches failed, more than the 5 allowed")
 }
+
+func TestParallelStepInvalidStepFailsAtOnce(t *testing.T) {
+	env, in := parallelEnv(t, 50)
+	env.OnActivity(activities.RunMiniBatchName, mock.Anything, mock.Anything).Return(
+		activities.MiniBatchResult{}, temporal.NewNonRetryableApplicationError(
+			"code \"/gone\" does not exist on this worker: restore it or fix the step's code: path", activities.InvalidStepType, nil))
+	env.ExecuteWorkflow(ParallelStepName, in)
+	err := env.GetWorkflowError()
+	require.Error(t, err)
+	require.Contains(t, ErrorMessage(err), "code \"/gone\" does not exist on this worker", "thresholds of -1 do not hide a step that cannot run")
+}
