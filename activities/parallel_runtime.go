@@ -39,9 +39,10 @@ type parallelRuntime struct {
 
 // runtimes holds the parallel steps this worker serves.
 type runtimes struct {
-	mu    sync.Mutex
-	steps map[string]*parallelRuntime
-	stop  chan struct{}
+	mu       sync.Mutex
+	steps    map[string]*parallelRuntime
+	starting map[string]*starting
+	stop     chan struct{}
 }
 
 func runtimeKey(ref ParallelStepRef) string {
@@ -52,7 +53,7 @@ func runtimeKey(ref ParallelStepRef) string {
 // ones on first use.
 func (a *Activities) parallel() *runtimes {
 	a.parallelOnce.Do(func() {
-		a.runtimes = &runtimes{steps: map[string]*parallelRuntime{}, stop: make(chan struct{})}
+		a.runtimes = &runtimes{steps: map[string]*parallelRuntime{}, starting: map[string]*starting{}, stop: make(chan struct{})}
 		go a.runtimes.reap(a.idleShutdown())
 	})
 	return a.runtimes
@@ -66,24 +67,55 @@ func (a *Activities) idleShutdown() time.Duration {
 }
 
 // get returns the step's runtime, creating it (and its working folder) on
-// first use. The caller must release it.
+// first use. The caller must release it. Creating one copies the step's
+// code, so it happens outside the lock: other steps' mini-batches go on.
 func (r *runtimes) get(a *Activities, ref ParallelStepRef) (*parallelRuntime, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	key := runtimeKey(ref)
-	rt := r.steps[key]
-	if rt == nil {
-		var err error
-		if rt, err = a.newRuntime(ref); err != nil {
-			return nil, err
+	for {
+		r.mu.Lock()
+		if rt := r.steps[key]; rt != nil {
+			rt.use()
+			r.mu.Unlock()
+			return rt, nil
 		}
-		r.steps[key] = rt
+		s := r.starting[key]
+		if s == nil {
+			s = &starting{done: make(chan struct{})}
+			r.starting[key] = s
+			r.mu.Unlock()
+			s.rt, s.err = a.newRuntime(ref)
+			r.mu.Lock()
+			delete(r.starting, key)
+			if s.err == nil {
+				r.steps[key] = s.rt
+			}
+			close(s.done)
+			r.mu.Unlock()
+		} else {
+			r.mu.Unlock()
+			<-s.done
+		}
+		if s.err != nil {
+			return nil, s.err
+		}
+		// The runtime is in r.steps now (unless the reaper took it, which
+		// the next turn sees).
 	}
+}
+
+// starting is a runtime being created.
+type starting struct {
+	done chan struct{}
+	rt   *parallelRuntime
+	err  error
+}
+
+// use marks the runtime busy.
+func (rt *parallelRuntime) use() {
 	rt.useMu.Lock()
 	rt.users++
 	rt.lastUsed = time.Now()
 	rt.useMu.Unlock()
-	return rt, nil
 }
 
 // step returns the runtimes of a run's step (any digest) without holding them.
@@ -159,6 +191,11 @@ func (a *Activities) Close(ctx context.Context) {
 	}
 	r := a.runtimes
 	r.mu.Lock()
+	select {
+	case <-r.stop:
+	default:
+		close(r.stop)
+	}
 	victims := make([]*parallelRuntime, 0, len(r.steps))
 	for key, rt := range r.steps {
 		victims = append(victims, rt)
@@ -203,7 +240,7 @@ func (a *Activities) newRuntime(ref ParallelStepRef) (*parallelRuntime, error) {
 		return nil, err
 	}
 	rt := &parallelRuntime{
-		ref: ref, folders: f, spec: spec, manifest: m, node: a.node(),
+		ref: ref, folders: f, spec: spec, manifest: m, node: a.node(), lastUsed: time.Now(),
 		appendTo: spec.Input.Parallel.Task.AppendRowTo != "",
 		pool:     entryscript.NewPool(opts, max(spec.Plan.Instances*spec.Plan.PerInstance, 1)),
 	}
