@@ -19,7 +19,7 @@ func (a *app) jobLogsCommand() *cobra.Command {
 	var follow bool
 	cmd := &cobra.Command{
 		Use:   "logs RUN [STEP]",
-		Short: "Print the std_log.txt of a run's steps (all, or STEP)",
+		Short: "Print a run's step logs (all, or STEP): a command's std_log.txt, a parallel step's mini-batch report",
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) < 1 || len(args) > 2 {
 				return usageError("job logs expects a run id and optionally a step path (see porch job show RUN)")
@@ -89,7 +89,8 @@ func (a *app) stepLogs(ctx context.Context, sess *session, runID, step string, f
 	return nil
 }
 
-// logFiles lists the log files of the run's command steps matching step.
+// logFiles lists the log files of the run's command and parallel steps
+// matching step.
 func (a *app) logFiles(ctx context.Context, w *stepWatcher, sess *session, runID, step string) ([]*logFile, error) {
 	steps, err := w.snapshot(ctx, runID)
 	if err != nil {
@@ -99,7 +100,7 @@ func (a *app) logFiles(ctx context.Context, w *stepWatcher, sess *session, runID
 	var files []*logFile
 	var names []string
 	for _, s := range steps {
-		if s.Type != plan.StepCommand {
+		if s.Type != plan.StepCommand && s.Type != plan.StepParallel {
 			continue
 		}
 		names = append(names, s.Path)
@@ -109,7 +110,7 @@ func (a *app) logFiles(ctx context.Context, w *stepWatcher, sess *session, runID
 		files = append(files, &logFile{step: s, path: stepLogFile(sess.settings.Home, runID, "", s)})
 	}
 	if step != "" && len(files) == 0 {
-		return nil, fmt.Errorf("run %s has no command step %q: its steps are %s", runID, step, strings.Join(names, ", "))
+		return nil, fmt.Errorf("run %s has no command or parallel step %q: its steps are %s", runID, step, strings.Join(names, ", "))
 	}
 	return files, nil
 }

@@ -179,9 +179,11 @@ func deepestMessage(err error) string {
 	return firstLine(workflows.ErrorMessage(err))
 }
 
-// stepLogFile is where a step's std_log.txt is on this host.
+// stepLogFile is where a step's log is on this host: a command's
+// std_log.txt, a parallel step's processed_mini-batches.csv (one row per
+// attempt of a mini-batch).
 func stepLogFile(home, runID, datastore string, s workflows.StepState) string {
-	if s.Type != plan.StepCommand {
+	if s.Type != plan.StepCommand && s.Type != plan.StepParallel {
 		return ""
 	}
 	uri := ""
@@ -199,6 +201,9 @@ func stepLogFile(home, runID, datastore string, s workflows.StepState) string {
 	dir, err := activities.LocalPath(home, uri)
 	if err != nil {
 		return ""
+	}
+	if s.Type == plan.StepParallel {
+		return filepath.Join(dir, "logs", "sys", "job_report", "processed_mini-batches.csv")
 	}
 	return filepath.Join(dir, "user_logs", "std_log.txt")
 }
