@@ -6,6 +6,7 @@ import (
 	"encoding/csv"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -74,6 +75,7 @@ type parallelCase struct {
 // and the script's state folder.
 func (c parallelCase) write(t *testing.T) (string, string) {
 	t.Helper()
+	needPython(t)
 	dir := t.TempDir()
 	state := filepath.Join(dir, "state")
 	for _, d := range []string{"data", "src", "state"} {
@@ -106,6 +108,18 @@ jobs:
 	path := filepath.Join(dir, "pipeline.yml")
 	require.NoError(t, os.WriteFile(path, []byte(yml), 0o644))
 	return path, state
+}
+
+// needPython skips a test of entry scripts on a machine without Python
+// (CI installs it: .ci/run).
+func needPython(t *testing.T) {
+	t.Helper()
+	if os.Getenv("PORCH_PYTHON") != "" {
+		return
+	}
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("parallel steps run Python entry scripts: install python3 or set PORCH_PYTHON")
+	}
 }
 
 func names(prefix string, n int) []string {

@@ -26,6 +26,7 @@ func TestParallelScale(t *testing.T) {
 	if n <= 0 {
 		t.Skip("set PORCH_SCALE=<mini-batches> to run the scale test")
 	}
+	needPython(t)
 	home := t.TempDir()
 	w := startWorker(t, home) // workflows; the step runs on compute "scale"
 	t.Cleanup(w.Stop)
