@@ -89,6 +89,8 @@ type Step struct {
 	Pipeline *Pipeline `json:"pipeline,omitempty"`
 	// Parallel is set for parallel steps.
 	Parallel *Parallel `json:"parallel,omitempty"`
+	// Sweep is set for sweep steps; their trial is Command or Pipeline.
+	Sweep *Sweep `json:"sweep,omitempty"`
 	Pos      Pos       `json:"pos"`
 }
 
