@@ -1,0 +1,203 @@
+package metrics
+
+import (
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+)
+
+// FileEnv is the environment variable naming the metrics file a step
+// appends to.
+const FileEnv = "PORCH_METRICS_FILE"
+
+// FileName is the metrics file's name in a step's artifacts folder.
+const FileName = "metrics.jsonl"
+
+//go:embed mlflow/*.py
+var shimFS embed.FS
+
+// shimName is the shim folder's name: the content hash in it means two porch
+// versions sharing a cache folder never import each other's module.
+var shimName = func() string {
+	h := sha256.New()
+	_ = fs.WalkDir(shimFS, "mlflow", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := shimFS.ReadFile(p)
+		fmt.Fprintf(h, "%s\x00%d\x00", p, len(b))
+		h.Write(b)
+		return err
+	})
+	return "mlflow-shim-" + hex.EncodeToString(h.Sum(nil)[:8])
+}()
+
+type once struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+var shimDirs sync.Map // cache folder -> *once
+
+// ShimDir writes porch's mlflow module into cacheDir ("" means
+// os.UserCacheDir()/porch, os.TempDir()/porch when there is none) unless it
+// is there already, and returns the folder to put on PYTHONPATH: it holds
+// the package folder mlflow/. It is safe for concurrent use, in one process
+// and across processes.
+func ShimDir(cacheDir string) (string, error) {
+	if cacheDir == "" {
+		base, err := os.UserCacheDir()
+		if err != nil {
+			base = os.TempDir()
+		}
+		cacheDir = filepath.Join(base, "porch")
+	}
+	v, _ := shimDirs.LoadOrStore(cacheDir, &once{})
+	o := v.(*once)
+	o.once.Do(func() { o.path, o.err = writeShim(filepath.Join(cacheDir, shimName)) })
+	return o.path, o.err
+}
+
+func writeShim(dir string) (string, error) {
+	entries, err := shimFS.ReadDir("mlflow")
+	if err != nil {
+		return "", fmt.Errorf("read the embedded mlflow module: %w", err)
+	}
+	pkg := filepath.Join(dir, "mlflow")
+	if err := os.MkdirAll(pkg, 0o755); err != nil {
+		return "", fmt.Errorf("create the mlflow module's cache folder: %w; set the cache folder to a writable place", err)
+	}
+	for _, e := range entries {
+		src, err := shimFS.ReadFile("mlflow/" + e.Name())
+		if err != nil {
+			return "", fmt.Errorf("read the embedded mlflow module: %w", err)
+		}
+		if err := writeAtomic(filepath.Join(pkg, e.Name()), src); err != nil {
+			return "", err
+		}
+	}
+	return dir, nil
+}
+
+// writeAtomic writes data to path unless it holds data already. Another
+// porch process may write the same file at the same moment: a private copy
+// renamed into place means readers never see half a file.
+func writeAtomic(path string, data []byte) error {
+	if b, err := os.ReadFile(path); err == nil && string(b) == string(data) {
+		return nil
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("write the mlflow module: %w", err)
+	}
+	_, err = tmp.Write(data)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("write the mlflow module %q: %w", path, err)
+	}
+	return nil
+}
+
+// Env returns the environment additions for a step whose metrics go to
+// metricsFile: PORCH_METRICS_FILE, and PYTHONPATH=<shim>:<the worker's
+// PYTHONPATH> when python cannot import a real mlflow with the worker's
+// PYTHONPATH. See Extend.
+func Env(python, metricsFile, cacheDir string) ([]string, error) {
+	return additions(python, metricsFile, cacheDir, os.Getenv("PYTHONPATH"))
+}
+
+// Extend returns env (a step's whole environment, later entries winning, as
+// os/exec takes it) with the metrics additions appended: PORCH_METRICS_FILE,
+// and PYTHONPATH=<shim>:<env's PYTHONPATH> when python, run with env's
+// PYTHONPATH, cannot import a real mlflow. A real mlflow is never shadowed.
+//
+// python is the interpreter the step's command is expected to run (porch
+// cannot know what a shell command starts): callers pass $PORCH_PYTHON,
+// else "python3", looked up on the worker's PATH. Whether it has mlflow is
+// asked once per interpreter and PYTHONPATH for the life of the process; an
+// interpreter that cannot be started counts as one without mlflow (the
+// module on PYTHONPATH is harmless to a step that does not run Python).
+//
+// On an error (the module cannot be written) the returned environment
+// still names the metrics file, without the module.
+func Extend(env []string, python, metricsFile, cacheDir string) ([]string, error) {
+	add, err := additions(python, metricsFile, cacheDir, lookup(env, "PYTHONPATH"))
+	return append(env[:len(env):len(env)], add...), err
+}
+
+func additions(python, metricsFile, cacheDir, pythonPath string) ([]string, error) {
+	add := []string{FileEnv + "=" + metricsFile}
+	if hasMlflow(python, pythonPath) {
+		return add, nil
+	}
+	dir, err := ShimDir(cacheDir)
+	if err != nil {
+		return add, err
+	}
+	if pythonPath != "" {
+		dir += string(os.PathListSeparator) + pythonPath
+	}
+	return append(add, "PYTHONPATH="+dir), nil
+}
+
+// lookup is the value of the last entry for key in env.
+func lookup(env []string, key string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(env[i], key+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// probeScript finds mlflow without importing it (a real mlflow takes
+// seconds to import) and without the current folder on sys.path.
+const probeScript = `import importlib.util, sys
+sys.path[:] = [p for p in sys.path if p not in ("", ".")]
+sys.exit(0 if importlib.util.find_spec("mlflow") else 3)`
+
+type probe struct {
+	once sync.Once
+	has  bool
+}
+
+var probes sync.Map // python + "\x00" + PYTHONPATH -> *probe
+
+// hasMlflow reports whether python finds a module named mlflow with
+// PYTHONPATH set to pythonPath.
+func hasMlflow(python, pythonPath string) bool {
+	v, _ := probes.LoadOrStore(python+"\x00"+pythonPath, &probe{})
+	p := v.(*probe)
+	p.once.Do(func() {
+		cmd := exec.Command(python, "-c", probeScript)
+		cmd.Env = append(withoutKey(os.Environ(), "PYTHONPATH"), "PYTHONPATH="+pythonPath)
+		cmd.Dir = os.TempDir()
+		// Exit 3 is "no mlflow"; an interpreter that cannot start has none.
+		p.has = cmd.Run() == nil
+	})
+	return p.has
+}
+
+func withoutKey(env []string, key string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, key+"=") {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
