@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/porch-pipelines/porch/activities/metrics"
 	"github.com/porch-pipelines/porch/compiler/plan"
 )
 
@@ -172,4 +173,28 @@ func (b bindings) env(in RunCommandInput) []string {
 		}
 	}
 	return env
+}
+
+// withMetrics adds the variables of trial metrics to a step's environment:
+// PORCH_METRICS_FILE, metrics.jsonl in the artifacts folder, and porch's
+// mlflow module on PYTHONPATH when the step's Python ($PORCH_PYTHON, else
+// python3 on PATH) has no mlflow of its own. Only Python scripts that import
+// mlflow need the module, so failing to provide it is a note in the step's
+// log, not a failed step.
+func (r stepRun) withMetrics(env, notes []string) ([]string, []string) {
+	python := "python3"
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PORCH_PYTHON="); ok && v != "" {
+			python = v
+		}
+	}
+	file := filepath.Join(r.folders.artifacts, metrics.FileName)
+	out, err := metrics.Extend(env, python, file, "")
+	switch {
+	case err != nil:
+		notes = append(notes, fmt.Sprintf("porch: porch's mlflow module is not available to the step (%v): scripts that import mlflow fail unless %s has mlflow", err, python))
+	case len(out) > len(env)+1:
+		notes = append(notes, fmt.Sprintf("porch: %s has no mlflow: porch's mlflow module is on PYTHONPATH and records what the script logs in %s", python, file))
+	}
+	return out, notes
 }

@@ -44,9 +44,11 @@ func (r stepRun) header(line string, notes []string) []string {
 	return append(lines, "porch: working folder "+r.folders.work, "porch: command: "+line)
 }
 
-// specs are the step's processes. A distributed step's std_log.txt says what
+// specs are the step's processes, with the metrics file and porch's mlflow
+// module in their environment. A distributed step's std_log.txt says what
 // runs and each process logs to its own file.
 func (r stepRun) specs(line string, env []string, procs []process, notes []string) ([]procSpec, error) {
+	env, notes = r.withMetrics(env, notes)
 	header := r.header(line, notes)
 	if len(procs) == 1 {
 		return []procSpec{{line: line, dir: r.folders.work, env: slices.Concat(env, procs[0].env), log: r.mainLog(), header: header}}, nil
