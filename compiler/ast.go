@@ -132,6 +132,8 @@ type stepAST struct {
 	// par is the parallel step's settings, component and overrides
 	// merged, filled by the check phase.
 	par *parallelAST
+	// Sweep holds a sweep step's settings; Component is then its trial.
+	Sweep *sweepAST
 	// index is the declaration order.
 	index int
 	// deps are the sibling steps this one consumes outputs of, filled by
@@ -155,6 +157,10 @@ type componentAST struct {
 	Pipeline    *pipelineAST
 	// Parallel is set for parallel components and inline parallel steps.
 	Parallel *parallelAST
+	// SweepJob marks the trial of a standalone sweep job: its inputs are
+	// the job's and the search space's, and its command is checked by
+	// checkSweep, which knows the ${{search_space.x}} references.
+	SweepJob bool
 }
 
 // commandAST is how a command runs. Zero fields mean "not given".
@@ -170,4 +176,8 @@ type commandAST struct {
 	Timeout     int
 	Resources   *plan.Resources
 	Dist        *plan.Distribution
+	// SearchRefs are, for a standalone sweep trial, the positions of the
+	// template's references written as ${{search_space.x}} or
+	// {search_space.x}, by the parameter they name.
+	SearchRefs []searchRef
 }

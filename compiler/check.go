@@ -103,7 +103,9 @@ func (c *checker) checkComponent(comp *componentAST) {
 		c.checkPipeline(comp.Pipeline)
 		return
 	}
-	if comp.Inline {
+	if comp.Inline || comp.SweepJob {
+		// An inline step's command is checked with the step, a sweep
+		// job's trial with the sweep (checkSweep).
 		return
 	}
 	for _, in := range comp.Inputs {

@@ -31,6 +31,9 @@ func (c *checker) checkStep(pl *pipelineAST, steps map[string]*stepAST, s *stepA
 			c.checkBinding(pl, steps, s, in, decl)
 		}
 	}
+	if s.Sweep != nil {
+		c.checkSweep(s, decls, bound)
+	}
 	if comp.Inline {
 		for _, in := range s.Inputs {
 			c.checkType(in, "step input")

@@ -21,7 +21,7 @@ import (
 var examplesDir = filepath.Join("..", "..", "shared", "azureml-examples")
 
 // pipelineFiles lists the YAML files under dir whose top-level type is
-// pipeline, or whose top-level component: names a file.
+// pipeline or sweep, or whose top-level component: names a file.
 func pipelineFiles(t *testing.T, dir string) []string {
 	t.Helper()
 	var out []string
@@ -43,7 +43,7 @@ func pipelineFiles(t *testing.T, dir string) []string {
 		if yaml.Unmarshal(data, &top) != nil {
 			return nil
 		}
-		if _, ok := top.Component.(string); top.Type == "pipeline" || ok {
+		if _, ok := top.Component.(string); top.Type == "pipeline" || top.Type == "sweep" || ok {
 			out = append(out, path)
 		}
 		return nil
@@ -99,12 +99,14 @@ func TestConformance(t *testing.T) {
 	if hello != 14 {
 		t.Errorf("compiled %d hello-pipeline*.yml, want 14", hello)
 	}
-	// 39 compiled before porch knew parallel steps; the 5 parallel examples
-	// are refused because the shared copy lacks their entry scripts
-	// (TestConformanceParallel compiles them with the scripts supplied).
-	if compiled != 39 || reasons["entry script … does not exist"] != 5 {
-		t.Errorf("compiled %d files and refused %d for missing entry scripts, want 39 and 5",
-			compiled, reasons["entry script … does not exist"])
+	// 39 compiled before porch knew parallel and sweep steps, and the 4
+	// sweep examples (TestConformanceSweep) compile now; the 5 parallel
+	// examples are refused because the shared copy lacks their entry
+	// scripts (TestConformanceParallel compiles them with the scripts
+	// supplied).
+	if compiled != 39+len(sweepExamples) || reasons["entry script … does not exist"] != 5 {
+		t.Errorf("compiled %d files and refused %d for missing entry scripts, want %d and 5",
+			compiled, reasons["entry script … does not exist"], 39+len(sweepExamples))
 	}
 	t.Logf("files %d: compiled %d, refused-clearly %d; errors by reason:", len(files), compiled, refused)
 	for _, r := range sortedKeysInt(reasons) {
@@ -179,4 +181,51 @@ func TestConformanceParallel(t *testing.T) {
 	assert.Equal(t, []string{"Store", "Brand"}, oj.Parallel.PartitionKeys)
 	assert.Equal(t, "mltable", input(t, oj.Inputs, "data_source").Type)
 	assert.Equal(t, map[string]string{"AZUREML_PARALLEL_EXAMPLE": "1a_yaml"}, oj.Parallel.EnvironmentVariables)
+}
+
+// sweepExamples are the azureml-examples files with sweep steps or jobs.
+var sweepExamples = []string{
+	"cli/jobs/basics/hello-sweep.yml",
+	"cli/jobs/pipelines-with-components/pipeline_with_hyperparameter_sweep/pipeline.yml",
+	"cli/jobs/single-step/lightgbm/iris/job-sweep.yml",
+	"cli/jobs/single-step/scikit-learn/iris/job-sweep.yml",
+}
+
+// TestConformanceSweep compiles the sweep examples, standalone sweep jobs
+// and a pipeline with a sweep step, and checks what each plan says.
+func TestConformanceSweep(t *testing.T) {
+	if _, err := os.Stat(examplesDir); err != nil {
+		t.Skipf("azureml-examples not found at %s", examplesDir)
+	}
+	plans := map[string]*plan.Plan{}
+	for _, rel := range sweepExamples {
+		p, diags := Compile(filepath.Join(examplesDir, rel), Options{})
+		require.False(t, diags.HasErrors(), "%s:\n%s", rel, diags.Error())
+		plans[rel] = p
+	}
+	hello := plans[sweepExamples[0]]
+	assert.Equal(t, "hello-sweep-example", hello.Name)
+	require.Len(t, hello.Pipeline.Steps, 1)
+	s := hello.Pipeline.Steps[0]
+	assert.Equal(t, plan.StepSweep, s.Type)
+	assert.Equal(t, "sweep", s.Name)
+	assert.Equal(t, plan.Objective{PrimaryMetric: "random_metric", Goal: plan.GoalMinimize}, s.Sweep.Objective)
+	assert.Equal(t, plan.SweepLimits{MaxTotalTrials: 4, MaxConcurrentTrials: 2, TimeoutSeconds: 3600}, s.Sweep.Limits)
+	assert.Equal(t, plan.Value{Kind: plan.ValueSearchSpace, Input: "B"}, input(t, s.Inputs, "B").Value)
+	assert.Equal(t, plan.Value{Kind: plan.ValueParentInput, Input: "A"}, input(t, s.Inputs, "A").Value)
+
+	sk := plans[sweepExamples[3]]
+	assert.Equal(t, "cpu-cluster", sk.Settings.DefaultCompute)
+	assert.Equal(t, "cpu-cluster", sk.Pipeline.Steps[0].Compute)
+
+	pl := plans[sweepExamples[1]]
+	require.Equal(t, []string{"sweep_step", "predict_step"}, stepNames(pl.Pipeline.Steps))
+	sweep := pl.Pipeline.Steps[0]
+	assert.Equal(t, plan.StepSweep, sweep.Type)
+	require.NotNil(t, sweep.Command)
+	assert.Contains(t, sweep.Command.Template.Source, "--C ${{inputs.c_value}}")
+	assert.Equal(t, plan.Value{Kind: plan.ValueSearchSpace, Input: "kernel"}, input(t, sweep.Inputs, "kernel").Value)
+	assert.Equal(t, plan.Value{Kind: plan.ValueLiteral, Literal: "3"}, input(t, sweep.Inputs, "degree").Value)
+	assert.Equal(t, []string{"model_output", "test_data"}, []string{sweep.Outputs[0].Name, sweep.Outputs[1].Name})
+	assert.Equal(t, []string{"sweep_step"}, pl.Pipeline.Steps[1].DependsOn)
 }

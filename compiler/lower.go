@@ -149,6 +149,9 @@ func (l *lowerer) lowerStep(sc *scope, s *stepAST) plan.Step {
 	st.Compute = l.stepCompute(sc, s)
 	st.Inputs = l.stepInputs(sc, s)
 	st.Outputs = l.stepOutputs(sc, s)
+	if s.Sweep != nil {
+		lowerSweep(&st, s)
+	}
 	comp := s.Component
 	if comp.Type == plan.StepPipeline {
 		known := map[string]plan.Value{}

@@ -22,6 +22,10 @@ type parser struct {
 	dirs       map[string]string
 	// refPos collects the positions of a template's references in order.
 	refPos []plan.Pos
+	// sweepRefs lets a command name search-space parameters (the trial
+	// of a standalone sweep job); searchRefs collects those references.
+	sweepRefs  bool
+	searchRefs []searchRef
 }
 
 func newParser(readFile func(string) ([]byte, error)) *parser {
@@ -66,8 +70,11 @@ func (p *parser) parseRoot(name string) *pipelineAST {
 		return nil
 	}
 	typ, jobs, comp := lookup(root, "type"), lookup(root, "jobs"), lookup(root, "component")
+	if typ != nil && typ.val.Kind == yaml.ScalarNode && typ.val.Value == string(plan.StepSweep) {
+		return p.parseSweepJob(name, root)
+	}
 	if typ != nil && typ.val.Kind == yaml.ScalarNode && typ.val.Value != "pipeline" {
-		p.errorf(nodePos(name, typ.val), "porch runs pipeline jobs: write type: pipeline with jobs:, or use the command in a pipeline",
+		p.errorf(nodePos(name, typ.val), "porch runs pipeline and sweep jobs: write type: pipeline with jobs:, or use the command in a pipeline",
 			"file has type %q, not a pipeline", typ.val.Value)
 		return nil
 	}

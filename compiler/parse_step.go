@@ -31,11 +31,11 @@ var unsupportedTypes = map[string]bool{
 	"import_data": true, "export_data": true, "copy_data": true,
 }
 
-// laterTypes are types a later version of porch adds.
-var laterTypes = map[string]bool{"sweep": true}
-
-// runTypes are the step and component types porch runs.
+// runTypes are the component types porch runs; a step may also be a sweep.
 var runTypes = []string{"command", "parallel", "pipeline"}
+
+// stepTypes are the step types porch runs.
+var stepTypes = append(append([]string(nil), runTypes...), string(plan.StepSweep))
 
 // checkKind reports an unsupported step or component type and whether the
 // type is one porch runs.
@@ -43,14 +43,16 @@ func (p *parser) checkKind(pos plan.Pos, what, typ string) bool {
 	switch {
 	case contains(runTypes, typ):
 		return true
-	case laterTypes[typ]:
-		p.errorf(pos, "porch runs command, parallel and pipeline steps; a later version adds sweep",
-			"%s type %q is not supported by this version of porch yet", what, typ)
+	case typ == string(plan.StepSweep) && what == "step":
+		return true
+	case typ == string(plan.StepSweep):
+		p.errorf(pos, "write type: sweep on the pipeline step, and point its trial: at a command component",
+			"a %s cannot have type %q", what, typ)
 	case unsupportedTypes[typ]:
-		p.errorf(pos, "porch runs command, parallel and pipeline steps on local workers; run this pipeline on Azure ML",
+		p.errorf(pos, "porch runs command, parallel, pipeline and sweep steps on local workers; run this pipeline on Azure ML",
 			"%s type %q is not supported by porch", what, typ)
 	default:
-		p.errorf(pos, withHint("porch runs command, parallel and pipeline steps", suggest(typ, runTypes)),
+		p.errorf(pos, withHint("porch runs command, parallel, pipeline and sweep steps", suggest(typ, stepTypes)),
 			"unknown %s type %q", what, typ)
 	}
 	return false
@@ -71,6 +73,9 @@ func (p *parser) parseStep(name string, e entry) *stepAST {
 		if !p.checkKind(nodePos(name, t.val), "step", typ) {
 			return nil
 		}
+	}
+	if typ == string(plan.StepSweep) {
+		return p.parseSweepStep(name, e, s)
 	}
 	var comp *componentAST
 	if c := lookup(e.val, "component"); c != nil {

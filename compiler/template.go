@@ -11,7 +11,7 @@ const bindingHelp = "write ${{parent.inputs.<name>}}, ${{parent.outputs.<name>}}
 // parseTemplate splits a command line into text, ${{...}} references and
 // $[[...]] optional groups.
 func (p *parser) parseTemplate(s *scalarAST) (plan.Template, []plan.Pos) {
-	p.refPos = nil
+	p.refPos, p.searchRefs = nil, nil
 	parts, _ := p.templateParts(s, s.Value, 0, false)
 	return plan.Template{Source: s.Value, Parts: parts}, p.refPos
 }
@@ -57,6 +57,17 @@ func (p *parser) templateParts(s *scalarAST, src string, offset int, inGroup boo
 		case inGroup && strings.HasPrefix(src[i:], "]]"):
 			flush()
 			return parts, i
+		case p.sweepRefs && strings.HasPrefix(src[i:], legacySearchPrefix):
+			n, ref := p.legacySearchRef(s, src[i:], offset+i)
+			if ref == nil {
+				text.WriteString(src[i : i+n])
+				i += n
+				continue
+			}
+			flush()
+			parts = append(parts, plan.Part{Ref: ref})
+			p.refPos = append(p.refPos, posAt(s, offset+i))
+			i += n
 		default:
 			text.WriteByte(src[i])
 			i++
@@ -85,6 +96,9 @@ func (p *parser) commandRef(s *scalarAST, body string, offset int) *plan.Ref {
 		return &plan.Ref{Kind: plan.RefInput, Name: segs[1]}
 	case len(segs) == 2 && segs[0] == "outputs" && segs[1] != "":
 		return &plan.Ref{Kind: plan.RefOutput, Name: segs[1]}
+	case p.sweepRefs && len(segs) == 2 && segs[0] == "search_space" && segs[1] != "":
+		p.searchRefs = append(p.searchRefs, searchRef{Name: segs[1], Pos: posAt(s, offset)})
+		return &plan.Ref{Kind: plan.RefInput, Name: segs[1]}
 	case segs[0] == "parent":
 		p.errorf(posAt(s, offset), "bind it as a step input (inputs: {x: ${{"+expr+"}}}) and write ${{inputs.x}} in the command",
 			"a command cannot use %q directly", "${{"+expr+"}}")
@@ -163,4 +177,24 @@ func (p *parser) normalizePath(s *scalarAST, output string) string {
 		}
 		v = v[i+j+2:]
 	}
+}
+
+// legacySearchPrefix starts the older {search_space.x} form of a sweep
+// parameter reference.
+const legacySearchPrefix = "{search_space."
+
+// legacySearchRef parses a {search_space.x} at the start of src, which
+// starts at offset within s.Value, and returns how many bytes it spans. A
+// brace that does not close a name is text, and the ref is nil.
+func (p *parser) legacySearchRef(s *scalarAST, src string, offset int) (int, *plan.Ref) {
+	end := strings.IndexByte(src, '}')
+	if end < 0 {
+		return len(legacySearchPrefix), nil
+	}
+	name := strings.TrimSpace(src[len(legacySearchPrefix):end])
+	if name == "" || strings.ContainsAny(name, " {.$") {
+		return len(legacySearchPrefix), nil
+	}
+	p.searchRefs = append(p.searchRefs, searchRef{Name: name, Pos: posAt(s, offset)})
+	return end + 1, &plan.Ref{Kind: plan.RefInput, Name: name}
 }
