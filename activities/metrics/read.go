@@ -40,7 +40,12 @@ func read(path string, offset int64, maxBytes int) (recs []Record, next int64, m
 	if info.Size() < offset {
 		offset = 0
 	}
-	buf := make([]byte, maxBytes)
+	if info.Size() == offset {
+		return nil, offset, 0, nil
+	}
+	// The window ends at the size seen, so a poll of a small file allocates
+	// little; a line growing meanwhile is read next time.
+	buf := make([]byte, min(int64(maxBytes), info.Size()-offset))
 	n, err := f.ReadAt(buf, offset)
 	if err != nil && !errors.Is(err, io.EOF) {
 		return nil, offset, 0, fmt.Errorf("read metrics file: %w", err)
@@ -49,7 +54,8 @@ func read(path string, offset int64, maxBytes int) (recs []Record, next int64, m
 	end := bytes.LastIndexByte(buf, '\n')
 	if end < 0 {
 		if n < maxBytes {
-			return nil, offset, 0, nil // a partial line: wait for its end
+			// A partial last line: wait for its end.
+			return nil, offset, 0, nil
 		}
 		// One line longer than maxBytes: skip past it, when it has ended.
 		skip, err := lineEnd(f, offset+int64(n))
@@ -58,7 +64,14 @@ func read(path string, offset int64, maxBytes int) (recs []Record, next int64, m
 		}
 		return nil, skip, 1, nil
 	}
-	for b := range bytes.Lines(buf[:end+1]) {
+	recs, malformed = parseLines(buf[:end+1])
+	return recs, offset + int64(end) + 1, malformed, nil
+}
+
+// parseLines parses complete lines, skipping blank ones and counting
+// malformed ones.
+func parseLines(buf []byte) (recs []Record, malformed int) {
+	for b := range bytes.Lines(buf) {
 		b = bytes.TrimSpace(b)
 		if len(b) == 0 {
 			continue
@@ -69,7 +82,7 @@ func read(path string, offset int64, maxBytes int) (recs []Record, next int64, m
 			malformed++
 		}
 	}
-	return recs, offset + int64(end) + 1, malformed, nil
+	return recs, malformed
 }
 
 // lineEnd is the offset just past the first newline at or after from, or -1

@@ -48,18 +48,29 @@ type once struct {
 var shimDirs sync.Map // cache folder -> *once
 
 // ShimDir writes porch's mlflow module into cacheDir ("" means
-// os.UserCacheDir()/porch, os.TempDir()/porch when there is none) unless it
+// os.UserCacheDir()/porch, else os.TempDir()/porch when that has no
+// cache folder or it cannot be written) unless it
 // is there already, and returns the folder to put on PYTHONPATH: it holds
 // the package folder mlflow/. It is safe for concurrent use, in one process
 // and across processes.
 func ShimDir(cacheDir string) (string, error) {
-	if cacheDir == "" {
-		base, err := os.UserCacheDir()
-		if err != nil {
-			base = os.TempDir()
-		}
-		cacheDir = filepath.Join(base, "porch")
+	if cacheDir != "" {
+		return shimDir(cacheDir)
 	}
+	base, err := os.UserCacheDir()
+	if err != nil {
+		return shimDir(filepath.Join(os.TempDir(), "porch"))
+	}
+	dir, err := shimDir(filepath.Join(base, "porch"))
+	if err != nil {
+		// A worker whose home has no writable cache (a service account,
+		// a sandbox) still gets the module.
+		return shimDir(filepath.Join(os.TempDir(), "porch"))
+	}
+	return dir, nil
+}
+
+func shimDir(cacheDir string) (string, error) {
 	v, _ := shimDirs.LoadOrStore(cacheDir, &once{})
 	o := v.(*once)
 	o.once.Do(func() { o.path, o.err = writeShim(filepath.Join(cacheDir, shimName)) })

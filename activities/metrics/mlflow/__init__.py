@@ -24,13 +24,10 @@ step's artifacts, as Azure ML does. Python 3.8+, standard library only.
 import json
 import math
 import os
-import pickle
-import shutil
 import sys
 import threading
 import time
 import types
-import uuid
 
 __version__ = "2.0.0+porch"
 
@@ -84,6 +81,10 @@ def _metric(key, value, step):
         "value": _number(key, value),
         "step": None if step is None else int(step),
     }
+
+
+def _new_id():
+    return os.urandom(16).hex()
 
 
 def _ensure_run():
@@ -178,7 +179,7 @@ def start_run(run_id=None, experiment_id=None, run_name=None, nested=False, tags
     if run_id is None and not _runs:
         # The outermost run is the step's, as in Azure ML; nested runs get their own ids.
         run_id = os.environ.get("MLFLOW_RUN_ID") or os.environ.get("AZUREML_RUN_ID")
-    run_id = run_id or uuid.uuid4().hex
+    run_id = run_id or _new_id()
     run = ActiveRun(RunInfo(run_id, run_name or run_id, experiment_id or "0"))
     _runs.append(run)
     if tags:
@@ -263,6 +264,8 @@ def _outputs(artifact_path, name):
 
 def log_artifact(local_path, artifact_path=None, **kwargs):
     """Copies a file or folder under ./outputs."""
+    import shutil
+
     _ensure_run()
     dest = _outputs(artifact_path, os.path.basename(os.path.normpath(local_path)))
     if os.path.abspath(local_path) == os.path.abspath(dest):
@@ -275,6 +278,8 @@ def log_artifact(local_path, artifact_path=None, **kwargs):
 
 def log_artifacts(local_dir, artifact_path=None, **kwargs):
     """Copies a folder's contents under ./outputs."""
+    import shutil
+
     _ensure_run()
     dest = os.path.join("outputs", artifact_path or "")
     os.makedirs(dest, exist_ok=True)

@@ -5,8 +5,6 @@ sys.modules, so `import mlflow.sklearn` and `from mlflow.models.signature
 import infer_signature` work without a file per submodule."""
 
 import os
-import pickle
-import platform
 import sys
 import time
 import types
@@ -51,7 +49,7 @@ def _mlmodel(flavor, artifact_path, run_id):
             "  python_function:",
             "    loader_module: mlflow.sklearn",
             "    model_path: %s" % PICKLE,
-            "    python_version: %s" % platform.python_version(),
+            "    python_version: %s" % sys.version.split()[0],
             "  sklearn:",
             "    pickled_model: %s" % PICKLE,
             "    serialization_format: pickle",
@@ -64,6 +62,8 @@ def _mlmodel(flavor, artifact_path, run_id):
 
 
 def _save(mlflow, flavor, model, path, artifact_path=None):
+    import pickle
+
     if path is None:
         raise mlflow.MlflowException("mlflow.%s.save_model: give the folder to save to as path" % flavor)
     path = os.fspath(path)
@@ -96,6 +96,8 @@ def _load(mlflow, model_uri):
         path = os.path.join(path, PICKLE)
     if not os.path.exists(path):
         raise mlflow.MlflowException("no model at %r: porch's mlflow reads %s saved by save_model or log_model" % (path, PICKLE))
+    import pickle
+
     with open(path, "rb") as f:
         return pickle.load(f)
 
@@ -220,7 +222,7 @@ def _tracking(mlflow, entities):
             mlflow._write(records)
 
         def create_run(self, experiment_id=None, *args, **kwargs):
-            return mlflow.ActiveRun(mlflow.RunInfo(mlflow.uuid.uuid4().hex, kwargs.get("run_name"), experiment_id or "0"))
+            return mlflow.ActiveRun(mlflow.RunInfo(mlflow._new_id(), kwargs.get("run_name"), experiment_id or "0"))
 
         def set_terminated(self, run_id, status=None, **kwargs):
             pass
