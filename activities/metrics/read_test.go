@@ -145,6 +145,11 @@ func TestCollectStepNumbering(t *testing.T) {
 	assert.Equal(t, Point{Step: 3, Value: 1}, last)
 	_, ok = s.Last("missing")
 	assert.False(t, ok)
+
+	// Records read in two batches number as if read at once.
+	inc := Collect(recs[:4])
+	inc.Add(recs[4:])
+	assert.Equal(t, s, inc)
 }
 
 func TestJSONRoundTripKeepsNaN(t *testing.T) {

@@ -22,6 +22,14 @@ type Series map[string][]Point
 // 1-based index among its key's reports.
 func Collect(records []Record) Series {
 	s := Series{}
+	s.Add(records)
+	return s
+}
+
+// Add appends the metric records to s, as Collect does, numbering a record
+// without a step after the reports s holds already: records read
+// incrementally from one file number as if read at once.
+func (s Series) Add(records []Record) {
 	for _, r := range records {
 		if r.Kind != KindMetric {
 			continue
@@ -32,7 +40,6 @@ func Collect(records []Record) Series {
 		}
 		s[r.Key] = append(s[r.Key], Point{Step: step, Value: r.Value})
 	}
-	return s
 }
 
 // Last is the last reported value of key, and whether there is one.
