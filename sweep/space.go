@@ -160,23 +160,23 @@ func (s *space) numberValue(p *param, x float64) Value {
 	return Value{Name: p.Name, Text: formatFloat(x), Number: x, IsNumber: true}
 }
 
-// qValue is round(x/q)*q, written with as many decimals as q has, so that
-// q = 0.1 gives "0.3" rather than "0.30000000000000004" and an integral q
-// gives an integer ("3", which argparse's type=int accepts).
+// qValue is round(x/q)*q, cleaned of binary noise at q's decimals and
+// written in its shortest form, so that q = 0.1 gives "0.3" rather than
+// "0.30000000000000004" and an integral q gives an integer ("3", which
+// argparse's type=int accepts).
 func qValue(name string, x, q float64) Value {
 	v := math.Round(x/q) * q
-	if v == 0 {
-		v = 0 // no "-0"
-	}
 	decimals := 0
 	if qs := strconv.FormatFloat(q, 'f', -1, 64); strings.Contains(qs, ".") {
 		decimals = len(qs) - strings.Index(qs, ".") - 1
 	}
-	text := strconv.FormatFloat(v, 'f', decimals, 64)
-	if math.Abs(v) >= 1e21 {
-		text = formatFloat(v)
+	if scale := math.Pow(10, float64(decimals)); decimals <= 15 && math.Abs(v*scale) < 1<<53 {
+		v = math.Round(v*scale) / scale
 	}
-	return Value{Name: name, Text: text, Number: v, IsNumber: true}
+	if v == 0 {
+		v = 0 // no "-0"
+	}
+	return Value{Name: name, Text: strconv.FormatFloat(v, 'f', -1, 64), Number: v, IsNumber: true}
 }
 
 func formatFloat(x float64) string {

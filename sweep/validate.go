@@ -71,7 +71,11 @@ func collectNames(ps []plan.Parameter, seen map[string]plan.Pos) error {
 			return paramError(p, "a search-space parameter has no name")
 		}
 		if prev, dup := seen[p.Name]; dup {
-			return paramError(p, "parameter %q is set twice in one trial (also at %s): rename one of them", p.Name, posText(prev))
+			where := ""
+			if prev.File != "" {
+				where = " (also at " + posText(prev) + ")"
+			}
+			return paramError(p, "parameter %q is set twice in one trial%s: rename one of them", p.Name, where)
 		}
 		seen[p.Name] = p.Pos
 	}
@@ -186,9 +190,6 @@ func paramError(p plan.Parameter, format string, args ...any) error {
 // posText is file:line:col, without the parts that are unknown.
 func posText(p plan.Pos) string {
 	s := p.File
-	if s == "" {
-		s = "search_space"
-	}
 	if p.Line > 0 {
 		s += ":" + strconv.Itoa(p.Line)
 		if p.Col > 0 {
