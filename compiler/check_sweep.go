@@ -58,10 +58,13 @@ func (c *checker) checkParamType(n string, info paramInfo, decl *inputAST, param
 			return
 		}
 		for _, ch := range prm.Choices {
-			if ch.Nested != nil {
+			if ch.Nested != nil && decl.Type != "string" {
 				c.errorf(prm.Pos, "give the input type string, or choose among scalars",
 					"choice parameter %q has mapping values but input %q is %s", n, n, decl.Type)
 				return
+			}
+			if ch.Nested != nil {
+				continue
 			}
 			if prob := literalProblem(decl, ch.Literal); prob != "" {
 				c.errorf(prm.Pos, "change the value to fit the trial input's declaration",
