@@ -13,6 +13,13 @@ type Series struct {
 	Points []Point `json:"points"`
 	// Finished is set once the trial has ended (in any way).
 	Finished bool `json:"finished"`
+	// New is how many of Points arrived since the previous call to
+	// Terminate, for a caller that reads metrics in batches: the trial is
+	// evaluated at every evaluation interval among its last max(New, 1)
+	// reports, so an interval inside a batch is not skipped. 0 evaluates the
+	// latest report only, which is exact for a caller that calls Terminate
+	// after every report.
+	New int `json:"new,omitempty"`
 }
 
 // Point is one report of the primary metric.
@@ -40,29 +47,46 @@ func Terminate(p plan.EarlyTermination, goal string, series []Series) []int {
 	if goal == plan.GoalMinimize {
 		better = func(a, b float64) bool { return a < b }
 	}
-	interval := max(p.EvaluationInterval, 1)
 	var stop []int
 	for _, s := range series {
-		k := latestStep(s)
-		if s.Finished || k < 1 || k%interval != 0 || k < p.DelayEvaluation {
+		if s.Finished {
 			continue
 		}
-		peers := reached(series, k)
-		var stopped bool
-		switch p.Policy {
-		case plan.PolicyBandit:
-			stopped = banditStops(p, goal, better, s, peers, k)
-		case plan.PolicyMedianStopping:
-			stopped = medianStops(better, s, peers, k)
-		case plan.PolicyTruncationSelection:
-			stopped = truncationStops(p, better, s, peers, k)
-		}
-		if stopped {
-			stop = append(stop, s.Trial)
+		for _, k := range evaluationSteps(p, s) {
+			if stops(p, goal, better, s, reached(series, k), k) {
+				stop = append(stop, s.Trial)
+				break
+			}
 		}
 	}
 	sort.Ints(stop)
 	return stop
+}
+
+// evaluationSteps is the intervals at which a trial is evaluated now: the
+// Steps of its last max(New, 1) reports that are multiples of
+// evaluation_interval at or after delay_evaluation.
+func evaluationSteps(p plan.EarlyTermination, s Series) []int {
+	interval := max(p.EvaluationInterval, 1)
+	var out []int
+	for _, pt := range s.Points[max(len(s.Points)-max(s.New, 1), 0):] {
+		if k := pt.Step; k >= 1 && k%interval == 0 && k >= p.DelayEvaluation {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+func stops(p plan.EarlyTermination, goal string, better func(a, b float64) bool, s Series, peers []Series, k int) bool {
+	switch p.Policy {
+	case plan.PolicyBandit:
+		return banditStops(p, goal, better, s, peers, k)
+	case plan.PolicyMedianStopping:
+		return medianStops(better, s, peers, k)
+	case plan.PolicyTruncationSelection:
+		return truncationStops(p, better, s, peers, k)
+	}
+	return false
 }
 
 func latestStep(s Series) int {

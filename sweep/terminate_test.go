@@ -197,3 +197,19 @@ func TestTerminateEvaluationIntervals(t *testing.T) {
 	zero := plan.EarlyTermination{Policy: plan.PolicyBandit, SlackAmount: 0}
 	require.Equal(t, []int{2}, Terminate(zero, plan.GoalMaximize, []Series{best, reports(2, false, -1)}))
 }
+
+func TestTerminateBatchedReports(t *testing.T) {
+	// Metrics read in batches: run 2's reports 4, 5 and 6 arrive together.
+	// Evaluated at its latest report only (6, not a multiple of 5), it
+	// would escape; with New = 3 it is evaluated at interval 5, where 0.5 <
+	// 1.0/1.2.
+	p := plan.EarlyTermination{Policy: plan.PolicyBandit, SlackFactor: 0.2, EvaluationInterval: 5}
+	best := reports(1, false, 1, 1, 1, 1, 1, 1)
+	poor := reports(2, false, 0.1, 0.2, 0.3, 0.4, 0.5, 0.9)
+	require.Empty(t, Terminate(p, plan.GoalMaximize, []Series{best, poor}))
+	poor.New = 3
+	require.Equal(t, []int{2}, Terminate(p, plan.GoalMaximize, []Series{best, poor}))
+	// Run 2 is judged at interval 5 on what it had then, not on its 0.9 at 6.
+	poor.Points[4].Value = 0.84
+	require.Empty(t, Terminate(p, plan.GoalMaximize, []Series{best, poor}), "0.84 >= 1.0/1.2 = 0.833")
+}

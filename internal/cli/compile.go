@@ -131,6 +131,7 @@ func writeSummary(w io.Writer, p *plan.Plan) {
 	writeSteps(tw, p.Pipeline, "")
 	tw.Flush()
 	writeParallel(w, p.Pipeline)
+	writeSweeps(w, p.Pipeline)
 }
 
 // writeParallel prints one line per parallel step, nested ones included:
