@@ -67,4 +67,27 @@
 //     YAML keys of the same meaning, and removed from
 //     Task.ProgramArguments, whose references are checked like a command's.
 //     Task.AppendRowTo names a declared output.
+//   - A sweep step (Step.Type plan.StepSweep) has Step.Sweep, and its trial
+//     in Step.Command (a command component, its template checked like a
+//     command step's) or Step.Pipeline (a pipeline component, compiled as a
+//     nested pipeline). Step.Inputs bind every trial input; each name the
+//     search space sets, nested choice keys included, is a trial input of a
+//     string, integer, number or boolean type its values fit, bound to
+//     plan.ValueSearchSpace. Sweep.SearchSpace is sorted by name; choice
+//     literals are as written. Every default is filled: sampling random
+//     (rule random), limits.max_total_trials 1000, max_concurrent_trials the
+//     total, timeout 5184000 s (60 days), evaluation_interval 1,
+//     delay_evaluation 0. Goal and algorithm are lower case. Grid sweeps
+//     hold only choices, bayesian ones only choice, uniform and quniform.
+//     min_value <= max_value; sigma, q > 0; randint upper >= 1; bandit has
+//     exactly one slack; truncation_percentage is 1..99. MetricStep, set
+//     only with a pipeline trial, names a step path inside it.
+//   - A standalone sweep job file (type: sweep at the top) compiles to a
+//     plan whose root pipeline has the job's inputs and outputs and one
+//     sweep step, named after the job's name: (else "sweep"), whose outputs
+//     are bound to the pipeline's. Its trial's inputs are the job's inputs
+//     (bound to them) and the search space's names; ${{search_space.x}} and
+//     {search_space.x} in the command are plan.RefInput references to x
+//     (Template.Source keeps them as written). The job's compute: is the
+//     default compute.
 package compiler
