@@ -2,10 +2,12 @@ package workflows
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/porch-pipelines/porch/activities"
 	"github.com/porch-pipelines/porch/compiler/plan"
+	"github.com/porch-pipelines/porch/sweep"
 )
 
 // Workflow type names, registered explicitly so renaming a Go function never
@@ -191,4 +193,120 @@ type ParallelProgress struct {
 	Started  time.Time                   `json:"started"`
 	Nodes    []string                    `json:"nodes,omitempty"`
 	Reason   string                      `json:"reason,omitempty"`
+}
+
+// SweepStepName is the workflow type of a sweep step.
+const SweepStepName = "SweepStep"
+
+// TrialsQuery is the query a sweep step answers with its SweepProgress.
+const TrialsQuery = "trials"
+
+// SweepProgress is a sweep step as the trials query reports it.
+type SweepProgress struct {
+	Metric    string       `json:"metric"`
+	Goal      string       `json:"goal"`
+	MaxTrials int          `json:"max_trials"`
+	Trials    []TrialState `json:"trials"`
+}
+
+// Best is the trial with the best last-reported metric among the completed
+// ones (-1 for none), and that value.
+func (p SweepProgress) Best() (int, float64) {
+	best, value := -1, 0.0
+	for _, t := range p.Trials {
+		if t.Status != TrialCompleted || len(t.Points) == 0 {
+			continue
+		}
+		v := t.Points[len(t.Points)-1].Value
+		if best < 0 || better(p.Goal, v, value) {
+			best, value = t.Trial, v
+		}
+	}
+	return best, value
+}
+
+// Summary is the sweep's progress in a few words: "5/8 trials: 3 completed,
+// 1 early-terminated, 1 running; best accuracy 0.912 (trial 2)".
+func (p SweepProgress) Summary() string {
+	counts := map[TrialStatus]int{}
+	for _, t := range p.Trials {
+		counts[t.Status]++
+	}
+	s := fmt.Sprintf("%d/%d trials", len(p.Trials), p.MaxTrials)
+	var parts []string
+	for _, st := range []TrialStatus{TrialCompleted, TrialEarlyTerminated, TrialFailed, TrialCanceled, TrialRunning} {
+		if counts[st] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", counts[st], strings.ReplaceAll(string(st), "_", "-")))
+		}
+	}
+	if len(parts) > 0 {
+		s += ": " + strings.Join(parts, ", ")
+	}
+	if best, v := p.Best(); best >= 0 {
+		s += fmt.Sprintf("; best %s %.4g (trial %d)", p.Metric, v, best)
+	}
+	return s
+}
+
+// SweepStepInput starts a sweep step workflow.
+type SweepStepInput struct {
+	// PlanVersion, RunID, Name, Experiment and Settings are the run's, for
+	// the trials' own workflows.
+	PlanVersion int           `json:"plan_version"`
+	RunID       string        `json:"run_id"`
+	Name        string        `json:"name"`
+	Experiment  string        `json:"experiment,omitempty"`
+	Settings    plan.Settings `json:"settings"`
+	// Step is the sweep step; its Inputs are resolved, except those the
+	// search space sets.
+	Step plan.Step `json:"step"`
+	// State is a continued sweep's trials; nil when the sweep starts.
+	State *SweepState `json:"state,omitempty"`
+}
+
+// SweepState is what a sweep carries across continue-as-new.
+type SweepState struct {
+	Seed    int64        `json:"seed"`
+	Started time.Time    `json:"started"`
+	Trials  []TrialState `json:"trials"`
+	// Exhausted says the search space has no more trials.
+	Exhausted bool `json:"exhausted,omitempty"`
+}
+
+// TrialStatus is a trial's lifecycle state.
+type TrialStatus string
+
+// Trial states.
+const (
+	TrialRunning         TrialStatus = "running"
+	TrialCompleted       TrialStatus = "completed"
+	TrialFailed          TrialStatus = "failed"
+	TrialEarlyTerminated TrialStatus = "early_terminated"
+	TrialCanceled        TrialStatus = "canceled"
+)
+
+// TrialState is one trial as the trials query reports it.
+type TrialState struct {
+	Trial      int              `json:"trial"`
+	WorkflowID string           `json:"workflow_id"`
+	Params     sweep.Assignment `json:"params"`
+	Status     TrialStatus      `json:"status"`
+	// Points are the primary metric's reports, numbered from 1.
+	Points []sweep.Point `json:"points,omitempty"`
+	// Offsets are how far each of the trial's metrics files was read.
+	Offsets []int64   `json:"offsets,omitempty"`
+	Started time.Time `json:"started"`
+	Ended   time.Time `json:"ended,omitempty"`
+	IsBest  bool      `json:"is_best,omitempty"`
+	Error   string    `json:"error,omitempty"`
+	// Outputs are where the trial's outputs landed.
+	Outputs []OutputLocation `json:"outputs,omitempty"`
+}
+
+// SweepStepResult is a finished sweep: its best trial and that trial's
+// outputs.
+type SweepStepResult struct {
+	BestTrial int              `json:"best_trial"`
+	Outputs   []OutputLocation `json:"outputs,omitempty"`
+	Trials    string           `json:"trials_csv"`
 }

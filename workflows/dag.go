@@ -121,7 +121,7 @@ func (d *dag) reuse(now time.Time) bool {
 	}
 	marked := false
 	for _, n := range d.ready() {
-		if n.step.Type == plan.StepPipeline || !slices.Contains(d.in.Reused, n.step.Path) {
+		if !runsOnCompute(n.step.Type) || !slices.Contains(d.in.Reused, n.step.Path) {
 			continue
 		}
 		d.start(n, now)
@@ -257,6 +257,15 @@ func (d *dag) parallelInput(n *node) ParallelStepInput {
 	}
 }
 
+func (d *dag) sweepInput(n *node) SweepStepInput {
+	step := n.step
+	step.Inputs = d.resolveInputs(step.Inputs)
+	return SweepStepInput{
+		PlanVersion: d.in.PlanVersion, RunID: d.in.RunID, Name: d.in.Name, Experiment: d.in.Experiment,
+		Settings: d.in.Settings, Step: step,
+	}
+}
+
 func (d *dag) childPipelineInput(n *node) PipelineInput {
 	sub := *n.step.Pipeline
 	bound := map[string]plan.Input{}
@@ -298,6 +307,14 @@ func (d *dag) finish(ctx workflow.Context, f workflow.Future, n *node) error {
 	case plan.StepParallel:
 		var r ParallelStepResult
 		err = f.Get(ctx, &r)
+	case plan.StepSweep:
+		var r SweepStepResult
+		if err = f.Get(ctx, &r); err == nil {
+			for _, o := range r.Outputs {
+				n.setOutput(o)
+			}
+			n.state.Detail = fmt.Sprintf("best trial %d", r.BestTrial)
+		}
 	default:
 		var r activities.RunCommandResult
 		if err = f.Get(ctx, &r); err == nil {
@@ -363,17 +380,22 @@ func (d *dag) states() []StepState {
 }
 
 func (d *dag) stepAttributes(s plan.Step) temporal.SearchAttributes {
+	return stepAttributes(d.in.RunID, d.in.Name, d.in.Experiment, s.Path, s.Type, s.Compute)
+}
+
+// stepAttributes are a step workflow's search attributes.
+func stepAttributes(runID, pipeline, experiment, path string, typ plan.StepType, compute string) temporal.SearchAttributes {
 	updates := []temporal.SearchAttributeUpdate{
-		keyRun.ValueSet(d.in.RunID),
-		keyPipeline.ValueSet(d.in.Name),
-		keyStep.ValueSet(s.Path),
-		keyStepType.ValueSet(string(s.Type)),
+		keyRun.ValueSet(runID),
+		keyPipeline.ValueSet(pipeline),
+		keyStep.ValueSet(path),
+		keyStepType.ValueSet(string(typ)),
 	}
-	if d.in.Experiment != "" {
-		updates = append(updates, keyExperiment.ValueSet(d.in.Experiment))
+	if experiment != "" {
+		updates = append(updates, keyExperiment.ValueSet(experiment))
 	}
-	if s.Compute != "" {
-		updates = append(updates, keyCompute.ValueSet(s.Compute))
+	if compute != "" {
+		updates = append(updates, keyCompute.ValueSet(compute))
 	}
 	return temporal.NewSearchAttributes(updates...)
 }

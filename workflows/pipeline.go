@@ -106,6 +106,8 @@ func startStep(ctx workflow.Context, d *dag, s *node) workflow.Future {
 		return workflow.ExecuteChildWorkflow(ctx, PipelineName, d.childPipelineInput(s))
 	case plan.StepParallel:
 		return workflow.ExecuteChildWorkflow(ctx, ParallelStepName, d.parallelInput(s))
+	case plan.StepSweep:
+		return workflow.ExecuteChildWorkflow(ctx, SweepStepName, d.sweepInput(s))
 	default:
 		return workflow.ExecuteChildWorkflow(ctx, CommandStepName, d.commandInput(s))
 	}

@@ -12,6 +12,7 @@ func Register(r worker.WorkflowRegistry) {
 	r.RegisterWorkflowWithOptions(Pipeline, workflow.RegisterOptions{Name: PipelineName})
 	r.RegisterWorkflowWithOptions(CommandStep, workflow.RegisterOptions{Name: CommandStepName})
 	r.RegisterWorkflowWithOptions(ParallelStep, workflow.RegisterOptions{Name: ParallelStepName})
+	r.RegisterWorkflowWithOptions(SweepStep, workflow.RegisterOptions{Name: SweepStepName})
 }
 
 var (

@@ -91,7 +91,7 @@ type Step struct {
 	Parallel *Parallel `json:"parallel,omitempty"`
 	// Sweep is set for sweep steps; their trial is Command or Pipeline.
 	Sweep *Sweep `json:"sweep,omitempty"`
-	Pos      Pos       `json:"pos"`
+	Pos   Pos    `json:"pos"`
 }
 
 // StepType says how a step runs.

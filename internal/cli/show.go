@@ -78,6 +78,7 @@ func (a *app) showRun(ctx context.Context, sess *session, runID string, info *wo
 	}
 	writeStepTable(a, steps)
 	printUsage(ctx, a.stdout, sess.client, steps)
+	printTrials(ctx, a.stdout, sess.client, steps)
 	out := watchOutcome{steps: steps}
 	switch info.GetStatus() {
 	case enums.WORKFLOW_EXECUTION_STATUS_COMPLETED:

@@ -40,8 +40,13 @@ func (w *stepWatcher) snapshot(ctx context.Context, id string) ([]workflows.Step
 	}
 	out := make([]workflows.StepState, 0, len(steps))
 	for _, s := range steps {
-		if s.Type == plan.StepParallel && s.Status != workflows.StatusWaiting && s.Status != workflows.StatusSkipped {
-			s.Detail = w.parallelDetail(ctx, s)
+		if s.Status != workflows.StatusWaiting && s.Status != workflows.StatusSkipped {
+			switch s.Type {
+			case plan.StepParallel:
+				s.Detail = w.parallelDetail(ctx, s)
+			case plan.StepSweep:
+				s.Detail = w.sweepDetail(ctx, s)
+			}
 		}
 		out = append(out, s)
 		if s.Type != plan.StepPipeline || s.WorkflowID == "" || s.Status == workflows.StatusWaiting ||
@@ -80,6 +85,22 @@ func (w *stepWatcher) parallelDetail(ctx context.Context, s workflows.StepState)
 	}
 	var p workflows.ParallelProgress
 	if v.Get(&p) != nil {
+		return ""
+	}
+	d := p.Summary()
+	if finished(s.Status) {
+		w.details[s.WorkflowID] = d
+	}
+	return d
+}
+
+// sweepDetail is a sweep step's trials in a few words.
+func (w *stepWatcher) sweepDetail(ctx context.Context, s workflows.StepState) string {
+	if d, ok := w.details[s.WorkflowID]; ok {
+		return d
+	}
+	p, ok := sweepProgress(ctx, w.c, s.WorkflowID)
+	if !ok {
 		return ""
 	}
 	d := p.Summary()

@@ -1,0 +1,208 @@
+package workflows
+
+import (
+	"hash/fnv"
+	"strconv"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/porch-pipelines/porch/activities"
+	"github.com/porch-pipelines/porch/compiler/plan"
+	"github.com/porch-pipelines/porch/sweep"
+)
+
+// Sweep step settings.
+const (
+	// metricsPoll is how often the running trials' metrics are read and
+	// early termination evaluated, when the sweep has a policy; without
+	// one, a trial's metrics are read when it ends.
+	metricsPoll = time.Second
+	// maxRunningTrials caps the trials running at once, under Temporal's
+	// limit of 2,000 pending children.
+	maxRunningTrials = 500
+	// SweepFailedType is the error type of a sweep none of whose trials
+	// completed with the primary metric.
+	SweepFailedType = "SweepFailed"
+)
+
+// SweepStep is the workflow of one sweep step: it samples trials (a local
+// activity, so replay never samples again), runs each as a child workflow
+// (a command, or a whole pipeline) with at most max_concurrent_trials at
+// once, follows their primary metric while they run, stops the trials the
+// early-termination policy picks, and reports its best trial's outputs.
+func SweepStep(ctx workflow.Context, in SweepStepInput) (SweepStepResult, error) {
+	s := &sweepRun{in: in, sw: *in.Step.Sweep, cancels: map[int]workflow.CancelFunc{}, stopped: map[int]bool{}, fresh: map[int]int{}}
+	if err := workflow.SetQueryHandler(ctx, TrialsQuery, func() (SweepProgress, error) {
+		return SweepProgress{Metric: s.sw.Objective.PrimaryMetric, Goal: s.sw.Objective.Goal,
+			MaxTrials: s.sw.Limits.MaxTotalTrials, Trials: s.st.Trials}, nil
+	}); err != nil {
+		return SweepStepResult{}, err
+	}
+	s.st = in.State
+	if s.st == nil {
+		s.st = &SweepState{Seed: s.seed(ctx), Started: workflow.Now(ctx)}
+	}
+	cont, err := s.run(ctx)
+	if err != nil {
+		return SweepStepResult{}, err
+	}
+	if cont {
+		next := in
+		next.State = s.st
+		return SweepStepResult{}, workflow.NewContinueAsNewError(ctx, SweepStepName, next)
+	}
+	return s.finish(ctx)
+}
+
+// sweepRun is one run (between continue-as-new) of a sweep step.
+type sweepRun struct {
+	in      SweepStepInput
+	sw      plan.Sweep
+	st      *SweepState
+	running int
+	// cancels stop running trials; stopped marks those early termination
+	// stopped. Both are looked up by trial, never ranged over.
+	cancels map[int]workflow.CancelFunc
+	stopped map[int]bool
+	// fresh counts each trial's reports read since the policy last ran.
+	fresh    map[int]int
+	timedOut bool
+}
+
+// seed is sampling_algorithm's seed, or one derived from this execution's
+// run id (random, and in the history).
+func (s *sweepRun) seed(ctx workflow.Context) int64 {
+	if s.sw.Sampling.Seed != nil {
+		return *s.sw.Sampling.Seed
+	}
+	h := fnv.New64a()
+	h.Write([]byte(workflow.GetInfo(ctx).WorkflowExecution.RunID))
+	return int64(h.Sum64() >> 1)
+}
+
+// run starts and follows trials until none is left to run. It says whether
+// the sweep should continue as new.
+func (s *sweepRun) run(ctx workflow.Context) (bool, error) {
+	trialCtx, cancelTrials := workflow.WithCancel(ctx)
+	sel := workflow.NewSelector(ctx)
+	deadline := s.st.Started.Add(time.Duration(s.sw.Limits.TimeoutSeconds) * time.Second)
+	if left := deadline.Sub(workflow.Now(ctx)); left > 0 {
+		sel.AddFuture(workflow.NewTimer(ctx, left), func(workflow.Future) {
+			s.timedOut = true
+			cancelTrials()
+		})
+	} else {
+		s.timedOut = true
+	}
+	polling := false
+	draining := false
+	for {
+		if !s.timedOut && !draining && ctx.Err() == nil {
+			if err := s.startTrials(ctx, trialCtx, sel); err != nil {
+				cancelTrials()
+				return false, err
+			}
+		}
+		if s.running == 0 {
+			break
+		}
+		if !polling && s.sw.EarlyTermination != nil {
+			polling = true
+			sel.AddFuture(workflow.NewTimer(ctx, metricsPoll), func(workflow.Future) {
+				polling = false
+				s.poll(ctx, s.runningTrials())
+				s.terminateEarly()
+			})
+		}
+		sel.Select(ctx)
+		if ctx.Err() != nil {
+			cancelTrials()
+		}
+		draining = draining || workflow.GetInfo(ctx).GetContinueAsNewSuggested()
+	}
+	if ctx.Err() != nil {
+		return false, temporal.NewCanceledError()
+	}
+	more := !s.st.Exhausted && len(s.st.Trials) < s.sw.Limits.MaxTotalTrials
+	return draining && more && !s.timedOut, nil
+}
+
+// startTrials samples and starts trials while there is room.
+func (s *sweepRun) startTrials(ctx, trialCtx workflow.Context, sel workflow.Selector) error {
+	limit := min(s.sw.Limits.MaxConcurrentTrials, maxRunningTrials)
+	free := min(limit-s.running, s.sw.Limits.MaxTotalTrials-len(s.st.Trials))
+	if free <= 0 || s.st.Exhausted {
+		return nil
+	}
+	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+		StartToCloseTimeout: time.Minute,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3, NonRetryableErrorTypes: []string{activities.InvalidStepType}},
+	})
+	in := activities.SampleTrialsInput{
+		Space: s.sw.SearchSpace, Sampling: s.sw.Sampling, Goal: s.sw.Objective.Goal,
+		Seed: s.st.Seed, Started: len(s.st.Trials), N: free, Observed: s.observed(),
+	}
+	var out activities.SampledTrials
+	if err := workflow.ExecuteLocalActivity(lctx, activities.SampleTrialsName, in).Get(ctx, &out); err != nil {
+		return err
+	}
+	s.st.Exhausted = out.Exhausted
+	for _, a := range out.Assignments {
+		s.startTrial(ctx, trialCtx, sel, a)
+	}
+	return nil
+}
+
+// observed are the completed trials with their final metric, for bayesian
+// sampling.
+func (s *sweepRun) observed() []sweep.Observation {
+	if s.sw.Sampling.Algorithm != plan.SamplingBayesian {
+		return nil
+	}
+	var out []sweep.Observation
+	for _, t := range s.st.Trials {
+		if t.Status == TrialCompleted && len(t.Points) > 0 {
+			out = append(out, sweep.Observation{Params: t.Params, Metric: t.Points[len(t.Points)-1].Value})
+		}
+	}
+	return out
+}
+
+// trialPath is trial n's step path.
+func (s *sweepRun) trialPath(n int) string { return s.in.Step.Path + "/trial-" + strconv.Itoa(n) }
+
+// startTrial starts one trial's child workflow.
+func (s *sweepRun) startTrial(ctx, trialCtx workflow.Context, sel workflow.Selector, a sweep.Assignment) {
+	n := len(s.st.Trials)
+	path := s.trialPath(n)
+	t := TrialState{Trial: n, WorkflowID: s.in.RunID + "/" + path, Params: a, Status: TrialRunning, Started: workflow.Now(ctx)}
+	s.st.Trials = append(s.st.Trials, t)
+	cctx, cancel := workflow.WithCancel(trialCtx)
+	s.cancels[n] = cancel
+	typ, input := s.trialInput(path, a)
+	opts := workflow.ChildWorkflowOptions{
+		WorkflowID:          t.WorkflowID,
+		TaskQueue:           plan.DefaultTaskQueue,
+		WaitForCancellation: true,
+		TypedSearchAttributes: stepAttributes(s.in.RunID, s.in.Name, s.in.Experiment, path,
+			trialType(s.in.Step), s.in.Step.Compute),
+	}
+	if sec := s.sw.Limits.TrialTimeoutSeconds; sec > 0 && s.in.Step.Pipeline != nil {
+		opts.WorkflowRunTimeout = time.Duration(sec) * time.Second
+	}
+	s.running++
+	f := workflow.ExecuteChildWorkflow(workflow.WithChildOptions(cctx, opts), typ, input)
+	sel.AddFuture(f, func(f workflow.Future) {
+		s.running--
+		s.trialEnded(ctx, n, f)
+	})
+}
+
+func trialType(step plan.Step) plan.StepType {
+	if step.Pipeline != nil {
+		return plan.StepPipeline
+	}
+	return plan.StepCommand
+}

@@ -1,0 +1,305 @@
+package workflows
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/porch-pipelines/porch/activities"
+	"github.com/porch-pipelines/porch/compiler/plan"
+	"github.com/porch-pipelines/porch/sweep"
+)
+
+// trialInputs binds the step's inputs for one trial: search-space inputs
+// take the sampled values, the rest are as the sweep step got them.
+func (s *sweepRun) trialInputs(a sweep.Assignment) []plan.Input {
+	out := make([]plan.Input, 0, len(s.in.Step.Inputs))
+	for _, inp := range s.in.Step.Inputs {
+		if inp.Value.Kind == plan.ValueSearchSpace {
+			name := inp.Value.Input
+			if name == "" {
+				name = inp.Name
+			}
+			inp.Value = plan.Value{Kind: plan.ValueNone}
+			for _, v := range a {
+				if v.Name == name {
+					inp.Value = plan.Value{Kind: plan.ValueLiteral, Literal: v.Text}
+				}
+			}
+		}
+		out = append(out, inp)
+	}
+	return out
+}
+
+// trialInput is the child workflow a trial runs and its input.
+func (s *sweepRun) trialInput(path string, a sweep.Assignment) (string, any) {
+	step := s.in.Step
+	inputs := s.trialInputs(a)
+	ds := s.in.Settings.DefaultDatastore
+	if step.Pipeline != nil {
+		bound := map[string]plan.Input{}
+		for _, i := range inputs {
+			bound[i.Name] = i
+		}
+		var decls []plan.Input
+		for _, d := range step.Pipeline.Inputs {
+			if b, ok := bound[d.Name]; ok {
+				d.Value = b.Value
+			}
+			decls = append(decls, d)
+		}
+		return PipelineName, PipelineInput{
+			PlanVersion: s.in.PlanVersion, RunID: s.in.RunID, Name: s.in.Name, Experiment: s.in.Experiment,
+			Settings: s.in.Settings, Prefix: path, Pipeline: *step.Pipeline, Inputs: decls,
+		}
+	}
+	cmd := *step.Command
+	if sec := s.sw.Limits.TrialTimeoutSeconds; sec > 0 && (cmd.TimeoutSeconds == 0 || sec < cmd.TimeoutSeconds) {
+		cmd.TimeoutSeconds = sec
+	}
+	outputs := make([]plan.Output, 0, len(step.Outputs))
+	for _, o := range step.Outputs {
+		o.Path = plan.DefaultOutputURI(ds, s.in.RunID, path, o.Name)
+		if o.Type == "uri_file" {
+			o.Path = strings.TrimSuffix(o.Path, "/")
+		}
+		o.Parent = ""
+		outputs = append(outputs, o)
+	}
+	return CommandStepName, CommandStepInput{
+		Compute: step.Compute,
+		Run: activities.RunCommandInput{
+			RunID: s.in.RunID, StepPath: path, DefaultDatastore: ds,
+			Command: cmd, Inputs: inputs, Outputs: outputs,
+		},
+	}
+}
+
+// metricSteps are the steps of trial n whose metrics files hold the
+// primary metric: the trial itself, or in a pipeline trial metric_step (or
+// else every top-level step).
+func (s *sweepRun) metricSteps(n int) []string {
+	path := s.trialPath(n)
+	if s.in.Step.Pipeline == nil {
+		return []string{path}
+	}
+	if s.sw.MetricStep != "" {
+		return []string{path + "/" + s.sw.MetricStep}
+	}
+	var out []string
+	for _, st := range s.in.Step.Pipeline.Steps {
+		out = append(out, path+"/"+st.Name)
+	}
+	return out
+}
+
+// trialEnded records how a trial ended, after reading its last metrics.
+func (s *sweepRun) trialEnded(ctx workflow.Context, n int, f workflow.Future) {
+	var outputs []OutputLocation
+	var err error
+	if s.in.Step.Pipeline != nil {
+		var r PipelineResult
+		err = f.Get(ctx, &r)
+		outputs = r.Outputs
+	} else {
+		var r activities.RunCommandResult
+		err = f.Get(ctx, &r)
+		for _, o := range r.Outputs {
+			outputs = append(outputs, OutputLocation{Name: o.Name, URI: o.URI})
+		}
+	}
+	dctx, _ := workflow.NewDisconnectedContext(ctx)
+	s.poll(dctx, []int{n})
+	t := &s.st.Trials[n]
+	t.Ended = workflow.Now(ctx)
+	t.Outputs = outputs
+	switch {
+	case err == nil:
+		t.Status = TrialCompleted
+	case s.stopped[n]:
+		t.Status = TrialEarlyTerminated
+	case isCanceled(err):
+		t.Status = TrialCanceled
+	default:
+		t.Status = TrialFailed
+		t.Error = ErrorMessage(err)
+	}
+}
+
+// runningTrials lists the running trials in trial order.
+func (s *sweepRun) runningTrials() []int {
+	var out []int
+	for _, t := range s.st.Trials {
+		if t.Status == TrialRunning {
+			out = append(out, t.Trial)
+		}
+	}
+	return out
+}
+
+// poll reads the primary metric's new reports of the given trials.
+func (s *sweepRun) poll(ctx workflow.Context, trials []int) {
+	if len(trials) == 0 {
+		return
+	}
+	in := activities.ReadTrialMetricsInput{RunID: s.in.RunID, Datastore: s.in.Settings.DefaultDatastore, Metric: s.sw.Objective.PrimaryMetric}
+	for _, n := range trials {
+		for _, step := range s.metricSteps(n) {
+			in.Files = append(in.Files, activities.TrialMetricsFile{Trial: n, StepPath: step, Offset: s.offset(n, step)})
+		}
+	}
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		TaskQueue:           plan.DefaultTaskQueue,
+		StartToCloseTimeout: time.Minute,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3},
+	})
+	var got []activities.TrialMetrics
+	if err := workflow.ExecuteActivity(actx, activities.ReadTrialMetricsName, in).Get(ctx, &got); err != nil {
+		// Metrics are read again at the next poll.
+		return
+	}
+	for i, m := range got {
+		t := &s.st.Trials[m.Trial]
+		step := in.Files[i].StepPath
+		if m.Reset {
+			t.Points = nil
+		}
+		s.setOffset(m.Trial, step, m.Offset)
+		for _, p := range m.Points {
+			t.Points = append(t.Points, sweep.Point{Step: len(t.Points) + 1, Value: p.Value})
+		}
+		s.fresh[m.Trial] += len(m.Points)
+	}
+}
+
+// offset is where the next read of a trial step's metrics file starts.
+// Offsets live in the trial's state, one per metrics file, in metricSteps
+// order.
+func (s *sweepRun) offset(n int, step string) int64 {
+	t := s.st.Trials[n]
+	for i, st := range s.metricSteps(n) {
+		if st == step && i < len(t.Offsets) {
+			return t.Offsets[i]
+		}
+	}
+	return 0
+}
+
+func (s *sweepRun) setOffset(n int, step string, off int64) {
+	t := &s.st.Trials[n]
+	steps := s.metricSteps(n)
+	for len(t.Offsets) < len(steps) {
+		t.Offsets = append(t.Offsets, 0)
+	}
+	for i, st := range steps {
+		if st == step {
+			t.Offsets[i] = off
+		}
+	}
+}
+
+// terminateEarly applies the early-termination policy to the metrics read
+// so far and stops the running trials it picks.
+func (s *sweepRun) terminateEarly() {
+	if s.sw.EarlyTermination == nil {
+		return
+	}
+	series := make([]sweep.Series, 0, len(s.st.Trials))
+	for _, t := range s.st.Trials {
+		if t.Status == TrialFailed || t.Status == TrialCanceled {
+			continue
+		}
+		// New lets the policy evaluate every interval among the reports
+		// read since it last ran, not only the latest.
+		series = append(series, sweep.Series{Trial: t.Trial, Points: t.Points, Finished: t.Status != TrialRunning, New: s.fresh[t.Trial]})
+		s.fresh[t.Trial] = 0
+	}
+	for _, n := range sweep.Terminate(*s.sw.EarlyTermination, s.sw.Objective.Goal, series) {
+		if n >= 0 && n < len(s.st.Trials) && s.st.Trials[n].Status == TrialRunning && !s.stopped[n] {
+			s.stopped[n] = true
+			s.cancels[n]()
+		}
+	}
+}
+
+// best is the completed trial whose last reported primary metric is best
+// for the goal, ties to the earliest; -1 for none.
+func (s *sweepRun) best() int {
+	best, _ := SweepProgress{Goal: s.sw.Objective.Goal, Trials: s.st.Trials}.Best()
+	return best
+}
+
+func better(goal string, v, than float64) bool {
+	if goal == plan.GoalMinimize {
+		return v < than
+	}
+	return v > than
+}
+
+// finish writes trials.csv and returns the best trial's outputs.
+func (s *sweepRun) finish(ctx workflow.Context) (SweepStepResult, error) {
+	best := s.best()
+	records := make([]activities.TrialRecord, 0, len(s.st.Trials))
+	for i := range s.st.Trials {
+		t := &s.st.Trials[i]
+		t.IsBest = t.Trial == best
+		records = append(records, trialRecord(*t, s.sw.Objective.Goal))
+	}
+	fctx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		TaskQueue:           plan.DefaultTaskQueue,
+		StartToCloseTimeout: 5 * time.Minute,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3},
+	})
+	var csvPath string
+	in := activities.FinishSweepInput{RunID: s.in.RunID, StepPath: s.in.Step.Path, Datastore: s.in.Settings.DefaultDatastore,
+		Metric: s.sw.Objective.PrimaryMetric, Trials: records}
+	if err := workflow.ExecuteActivity(fctx, activities.FinishSweepName, in).Get(ctx, &csvPath); err != nil {
+		return SweepStepResult{}, err
+	}
+	if best < 0 {
+		return SweepStepResult{}, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("no trial completed with primary metric %q (%s): check that the trial logs it, with mlflow.log_metric(%q, value) or a line in $PORCH_METRICS_FILE; see %s",
+				s.sw.Objective.PrimaryMetric, s.countStatuses(), s.sw.Objective.PrimaryMetric, csvPath), SweepFailedType, nil)
+	}
+	return SweepStepResult{BestTrial: best, Outputs: s.st.Trials[best].Outputs, Trials: csvPath}, nil
+}
+
+// countStatuses is "3 completed, 2 failed" over the trials.
+func (s *sweepRun) countStatuses() string {
+	order := []TrialStatus{TrialCompleted, TrialFailed, TrialEarlyTerminated, TrialCanceled, TrialRunning}
+	counts := map[TrialStatus]int{}
+	for _, t := range s.st.Trials {
+		counts[t.Status]++
+	}
+	var parts []string
+	for _, st := range order {
+		if counts[st] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", counts[st], st))
+		}
+	}
+	if len(parts) == 0 {
+		return "no trials ran"
+	}
+	return strings.Join(parts, ", ")
+}
+
+func trialRecord(t TrialState, goal string) activities.TrialRecord {
+	r := activities.TrialRecord{Trial: t.Trial, Params: t.Params, Status: string(t.Status),
+		Started: t.Started, Ended: t.Ended, IsBest: t.IsBest, Error: t.Error}
+	if n := len(t.Points); n > 0 {
+		last := t.Points[n-1].Value
+		r.Last = &last
+		best := t.Points[0].Value
+		for _, p := range t.Points {
+			if better(goal, p.Value, best) {
+				best = p.Value
+			}
+		}
+		r.Best = &best
+	}
+	return r
+}
