@@ -121,3 +121,43 @@ func writeHistory(t *testing.T, workflowID, file string) {
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(file, b, 0o644))
 }
+
+// TestRecordSweepHistories records sweep steps' histories: a grid sweep
+// whose best model feeds the next step, and one whose bandit policy stops
+// a trial.
+//
+//	PORCH_RECORD_HISTORIES=1 go test ./worker -run TestRecordSweepHistories
+func TestRecordSweepHistories(t *testing.T) {
+	if os.Getenv("PORCH_RECORD_HISTORIES") == "" {
+		t.Skip("set PORCH_RECORD_HISTORIES=1 to regenerate workflows/testdata/histories")
+	}
+	out := filepath.Join("..", "workflows", "testdata", "histories")
+	h := newHarness(t)
+	record := func(name, id string) {
+		for _, wf := range runWorkflows(t, id) {
+			step := "pipeline"
+			if wf != id {
+				step = strings.ReplaceAll(strings.TrimPrefix(wf, id+"/"), "/", "-")
+			}
+			writeHistory(t, wf, filepath.Join(out, "v1-sweep-"+name+"-"+step+".json"))
+		}
+	}
+	grid, _ := sweepCase{qualities: "[bad, good]", steps: 2, sleep: 0.05, sweep: `    sampling_algorithm: grid
+    limits:
+      max_total_trials: 2
+      max_concurrent_trials: 1`}.write(t)
+	id, err := h.run(compile(t, grid, nil))
+	require.NoError(t, err)
+	record("grid", id)
+
+	bandit, _ := sweepCase{qualities: "[good, bad]", steps: 8, sleep: 0.5, sweep: `    sampling_algorithm: grid
+    limits:
+      max_total_trials: 2
+    early_termination:
+      type: bandit
+      slack_amount: 0.2
+      delay_evaluation: 1`}.write(t)
+	id, err = h.run(compile(t, bandit, nil))
+	require.NoError(t, err)
+	record("bandit", id)
+}

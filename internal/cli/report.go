@@ -19,6 +19,7 @@ import (
 func (a *app) report(ctx context.Context, sess *session, runID, datastore string, took time.Duration, out watchOutcome) error {
 	if out.err == nil {
 		fmt.Fprintf(a.stdout, "run %s succeeded in %s\n", runID, formatDuration(took))
+		printTrials(ctx, a.stdout, sess.client, out.steps)
 		a.printOutputs(sess.settings.Home, out)
 		return nil
 	}
