@@ -248,3 +248,70 @@ func assertTrialKilled(t *testing.T, state, quality string) {
 		}, 10*time.Second, 50*time.Millisecond, "trial process %d still runs", pid)
 	}
 }
+
+func TestSweepOverAPipelineComponentReadsTheMetricStep(t *testing.T) {
+	needPython(t)
+	h := newHarness(t)
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "trial.yml"), []byte(`type: pipeline
+name: trial_pipeline
+inputs:
+  factor:
+    type: number
+outputs:
+  result:
+    type: uri_folder
+jobs:
+  make:
+    command: echo ${{inputs.factor}} > ${{outputs.out}}/factor.txt
+    inputs:
+      factor: ${{parent.inputs.factor}}
+    outputs:
+      out:
+        type: uri_folder
+  score:
+    command: >-
+      python3 -c "import mlflow; f = float(open('${{inputs.made}}/factor.txt').read());
+      mlflow.log_metric('loss', (f - 3) ** 2)" && cp ${{inputs.made}}/factor.txt ${{outputs.result}}/
+    inputs:
+      made: ${{parent.jobs.make.outputs.out}}
+    outputs:
+      result: ${{parent.outputs.result}}
+`), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "pipeline.yml"), []byte(`type: pipeline
+name: pipesweep
+jobs:
+  tune:
+    type: sweep
+    trial: ./trial.yml
+    metric_step: score
+    sampling_algorithm: grid
+    search_space:
+      factor:
+        type: choice
+        values: [1, 3, 4]
+    objective:
+      primary_metric: loss
+      goal: minimize
+    limits:
+      max_total_trials: 3
+    outputs:
+      result:
+        type: uri_folder
+  use:
+    command: cp ${{inputs.best}}/factor.txt ${{outputs.out}}/picked.txt
+    inputs:
+      best: ${{parent.jobs.tune.outputs.result}}
+    outputs:
+      out:
+        type: uri_folder
+`), 0o644))
+	runID, err := h.run(compile(t, filepath.Join(dir, "pipeline.yml"), nil))
+	require.NoError(t, err)
+	p := sweepTrials(t, runID)
+	require.Len(t, p.Trials, 3)
+	best, loss := p.Best()
+	assert.Equal(t, "3", p.Trials[best].Params[0].Text)
+	assert.Zero(t, loss)
+	assert.Equal(t, "3", h.picked(runID), "each trial is a whole pipeline; the best one's output feeds the next step")
+}

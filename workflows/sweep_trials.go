@@ -54,7 +54,7 @@ func (s *sweepRun) trialInput(path string, a sweep.Assignment) (string, any) {
 		}
 		return PipelineName, PipelineInput{
 			PlanVersion: s.in.PlanVersion, RunID: s.in.RunID, Name: s.in.Name, Experiment: s.in.Experiment,
-			Settings: s.in.Settings, Prefix: path, Pipeline: *step.Pipeline, Inputs: decls,
+			Settings: s.in.Settings, Prefix: path, Pipeline: reprefix(*step.Pipeline, step.Path, path), Inputs: decls,
 		}
 	}
 	cmd := *step.Command
@@ -77,6 +77,25 @@ func (s *sweepRun) trialInput(path string, a sweep.Assignment) (string, any) {
 			Command: cmd, Inputs: inputs, Outputs: outputs,
 		},
 	}
+}
+
+// reprefix moves a pipeline's steps from under the sweep step's path to
+// under a trial's: the compiler gives a pipeline trial's steps paths under
+// the sweep step, and each trial needs its own workflow ids and folders.
+func reprefix(pl plan.Pipeline, from, to string) plan.Pipeline {
+	steps := make([]plan.Step, len(pl.Steps))
+	for i, st := range pl.Steps {
+		if rest, ok := strings.CutPrefix(st.Path, from+"/"); ok {
+			st.Path = to + "/" + rest
+		}
+		if st.Pipeline != nil {
+			sub := reprefix(*st.Pipeline, from, to)
+			st.Pipeline = &sub
+		}
+		steps[i] = st
+	}
+	pl.Steps = steps
+	return pl
 }
 
 // metricSteps are the steps of trial n whose metrics files hold the
