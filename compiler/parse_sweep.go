@@ -105,6 +105,10 @@ func (p *parser) parseSweepSettings(name string, at plan.Pos, f map[string]entry
 	sw.Objective = p.parseObjective(name, at, f["objective"])
 	sw.Limits = p.parseSweepLimits(name, f["limits"])
 	sw.Early = p.parseEarlyTermination(name, f["early_termination"])
+	if sw.Early != nil && sw.Sampling.Algorithm == plan.SamplingBayesian {
+		p.warnf(nodePos(name, f["early_termination"].key), "remove early_termination, or sample with random or grid",
+			"Azure ML's bayesian sampling takes no early termination policy: porch applies it, but this file fails on Azure")
+	}
 	p.checkSampling(sw)
 	return sw
 }

@@ -226,7 +226,8 @@ func (p SweepProgress) Best() (int, float64) {
 }
 
 // Summary is the sweep's progress in a few words: "5/8 trials: 3 completed,
-// 1 early-terminated, 1 running; best accuracy 0.912 (trial 2)".
+// 1 early-terminated, 1 running; best trial 2: accuracy 0.912" (the best
+// trial is the completed one whose last report is best).
 func (p SweepProgress) Summary() string {
 	counts := map[TrialStatus]int{}
 	for _, t := range p.Trials {
@@ -243,7 +244,7 @@ func (p SweepProgress) Summary() string {
 		s += ": " + strings.Join(parts, ", ")
 	}
 	if best, v := p.Best(); best >= 0 {
-		s += fmt.Sprintf("; best %s %.4g (trial %d)", p.Metric, v, best)
+		s += fmt.Sprintf("; best trial %d: %s %.4g", best, p.Metric, v)
 	}
 	return s
 }

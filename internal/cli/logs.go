@@ -19,7 +19,7 @@ func (a *app) jobLogsCommand() *cobra.Command {
 	var follow bool
 	cmd := &cobra.Command{
 		Use:   "logs RUN [STEP]",
-		Short: "Print a run's step logs (all, or STEP): a command's std_log.txt, a parallel step's mini-batch report",
+		Short: "Print a run's step logs (all, or STEP): a command's std_log.txt, a parallel step's mini-batch report, a sweep's trials' logs",
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) < 1 || len(args) > 2 {
 				return usageError("job logs expects a run id and optionally a step path (see porch job show RUN)")
@@ -99,12 +99,12 @@ func (a *app) logFiles(ctx context.Context, w *stepWatcher, sess *session, runID
 	}
 	var files []*logFile
 	var names []string
-	for _, s := range steps {
+	for _, s := range withTrials(ctx, sess, runID, steps) {
 		if s.Type != plan.StepCommand && s.Type != plan.StepParallel {
 			continue
 		}
 		names = append(names, s.Path)
-		if step != "" && s.Path != step && !strings.HasSuffix(s.Path, "/"+step) {
+		if step != "" && s.Path != step && !strings.HasSuffix(s.Path, "/"+step) && !strings.HasPrefix(s.Path, step+"/trial-") {
 			continue
 		}
 		files = append(files, &logFile{step: s, path: stepLogFile(sess.settings.Home, runID, "", s)})
@@ -113,6 +113,29 @@ func (a *app) logFiles(ctx context.Context, w *stepWatcher, sess *session, runID
 		return nil, fmt.Errorf("run %s has no command or parallel step %q: its steps are %s", runID, step, strings.Join(names, ", "))
 	}
 	return files, nil
+}
+
+// withTrials adds, after each sweep step, its trials as command steps
+// ("<sweep>/trial-<n>"), so their logs can be printed like any step's.
+func withTrials(ctx context.Context, sess *session, runID string, steps []workflows.StepState) []workflows.StepState {
+	out := make([]workflows.StepState, 0, len(steps))
+	for _, s := range steps {
+		out = append(out, s)
+		if s.Type != plan.StepSweep || s.WorkflowID == "" {
+			continue
+		}
+		p, ok := sweepProgress(ctx, sess.client, s.WorkflowID)
+		if !ok {
+			continue
+		}
+		for _, t := range p.Trials {
+			out = append(out, workflows.StepState{
+				Path: strings.TrimPrefix(t.WorkflowID, runID+"/"), Type: plan.StepCommand,
+				WorkflowID: t.WorkflowID, Started: t.Started, Ended: t.Ended,
+			})
+		}
+	}
+	return out
 }
 
 // mergeLogFiles keeps the offsets of known files and adds new ones.
