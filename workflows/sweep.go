@@ -15,10 +15,14 @@ import (
 
 // Sweep step settings.
 const (
-	// metricsPoll is how often the running trials' metrics are read and
-	// early termination evaluated, when the sweep has a policy; without
-	// one, a trial's metrics are read when it ends.
-	metricsPoll = time.Second
+	// minPoll and maxPoll bound how often the running trials' metrics are
+	// read and early termination evaluated, when the sweep has a policy
+	// (without one, a trial's metrics are read when it ends). The interval
+	// grows with the sweep's age, a twentieth of it, so a sweep of long
+	// trials spends a bounded number of history events on polls (about 8
+	// a poll: some 1,000 an hour at 30 s).
+	minPoll = time.Second
+	maxPoll = 30 * time.Second
 	// maxRunningTrials caps the trials running at once, under Temporal's
 	// limit of 2,000 pending children.
 	maxRunningTrials = 500
@@ -110,7 +114,7 @@ func (s *sweepRun) run(ctx workflow.Context) (bool, error) {
 		}
 		if !polling && s.sw.EarlyTermination != nil {
 			polling = true
-			sel.AddFuture(workflow.NewTimer(ctx, metricsPoll), func(workflow.Future) {
+			sel.AddFuture(workflow.NewTimer(ctx, s.pollInterval(ctx)), func(workflow.Future) {
 				polling = false
 				s.poll(ctx, s.runningTrials())
 				s.terminateEarly()
@@ -127,6 +131,12 @@ func (s *sweepRun) run(ctx workflow.Context) (bool, error) {
 	}
 	more := !s.st.Exhausted && len(s.st.Trials) < s.sw.Limits.MaxTotalTrials
 	return draining && more && !s.timedOut, nil
+}
+
+// pollInterval is how long until the next metrics poll.
+func (s *sweepRun) pollInterval(ctx workflow.Context) time.Duration {
+	age := workflow.Now(ctx).Sub(s.st.Started)
+	return min(max(age/20, minPoll), maxPoll).Round(time.Second)
 }
 
 // startTrials samples and starts trials while there is room.
