@@ -13,6 +13,7 @@ import (
 
 	"github.com/porch-pipelines/porch/activities/metrics"
 	"github.com/porch-pipelines/porch/compiler/plan"
+	"github.com/porch-pipelines/porch/internal/atomicfile"
 	"github.com/porch-pipelines/porch/sweep"
 )
 
@@ -180,7 +181,7 @@ func (a *Activities) FinishSweep(ctx context.Context, in FinishSweepInput) (stri
 	}
 	w.Flush()
 	path := filepath.Join(dir, "trials.csv")
-	return path, writeFileAtomic(path, []byte(b.String()))
+	return path, atomicfile.Write(path, []byte(b.String()))
 }
 
 func paramText(a sweep.Assignment, name string) string {

@@ -286,10 +286,16 @@ func assertKilled(t *testing.T, state string) {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(state, "slow.pid"))
 	require.NoError(t, err)
-	pid, err := strconv.Atoi(string(data))
+	assertPIDGone(t, string(data))
+}
+
+// assertPIDGone checks the process whose pid is text has ended. It waits
+// for the kill to land (a step's end waits for it; a zombie may linger
+// until reaped).
+func assertPIDGone(t *testing.T, text string) {
+	t.Helper()
+	pid, err := strconv.Atoi(strings.TrimSpace(text))
 	require.NoError(t, err)
-	// Waits for the pool to have killed the process (it is killed before
-	// the activity returns; a zombie may linger until reaped).
 	require.Eventually(t, func() bool {
 		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 		return err != nil || strings.Contains(string(stat), ") Z ")

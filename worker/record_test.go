@@ -53,15 +53,7 @@ func TestRecordParallelHistories(t *testing.T) {
 	}
 	out := filepath.Join("..", "workflows", "testdata", "histories")
 	h := newHarness(t)
-	record := func(name, id string) {
-		for _, wf := range runWorkflows(t, id) {
-			step := "pipeline"
-			if wf != id {
-				step = strings.ReplaceAll(strings.TrimPrefix(wf, id+"/"), "/", "-")
-			}
-			writeHistory(t, wf, filepath.Join(out, "v1-parallel-"+name+"-"+step+".json"))
-		}
-	}
+	record := func(name, id string) { recordRun(t, out, "v1-parallel-"+name, id) }
 	retried, _ := parallelCase{files: append(names("f", 5), "flaky1.txt"), settings: `    mini_batch_size: "2"
     resources:
       instance_count: 2
@@ -94,6 +86,18 @@ func TestRecordParallelHistories(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, run.Get(context.Background(), nil))
 	record("resumed", id)
+}
+
+// recordRun writes the histories of a run's workflows to out, as
+// <prefix>-pipeline.json and <prefix>-<step path with dashes>.json.
+func recordRun(t *testing.T, out, prefix, id string) {
+	for _, wf := range runWorkflows(t, id) {
+		step := "pipeline"
+		if wf != id {
+			step = strings.ReplaceAll(strings.TrimPrefix(wf, id+"/"), "/", "-")
+		}
+		writeHistory(t, wf, filepath.Join(out, prefix+"-"+step+".json"))
+	}
 }
 
 // runWorkflows lists a run's workflow ids: the run and every step.
@@ -133,15 +137,7 @@ func TestRecordSweepHistories(t *testing.T) {
 	}
 	out := filepath.Join("..", "workflows", "testdata", "histories")
 	h := newHarness(t)
-	record := func(name, id string) {
-		for _, wf := range runWorkflows(t, id) {
-			step := "pipeline"
-			if wf != id {
-				step = strings.ReplaceAll(strings.TrimPrefix(wf, id+"/"), "/", "-")
-			}
-			writeHistory(t, wf, filepath.Join(out, "v1-sweep-"+name+"-"+step+".json"))
-		}
-	}
+	record := func(name, id string) { recordRun(t, out, "v1-sweep-"+name, id) }
 	grid, _ := sweepCase{qualities: "[bad, good]", steps: 2, sleep: 0.05, sweep: `    sampling_algorithm: grid
     limits:
       max_total_trials: 2

@@ -238,14 +238,7 @@ func assertTrialKilled(t *testing.T, state, quality string) {
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		require.NoError(t, err)
-		pid, err := strconv.Atoi(string(data))
-		require.NoError(t, err)
-		// Waits for the kill to land (the step's end waits for it; a
-		// zombie may linger until reaped).
-		require.Eventually(t, func() bool {
-			stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-			return err != nil || strings.Contains(string(stat), ") Z ")
-		}, 10*time.Second, 50*time.Millisecond, "trial process %d still runs", pid)
+		assertPIDGone(t, string(data))
 	}
 }
 

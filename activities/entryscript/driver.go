@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+
+	"github.com/porch-pipelines/porch/internal/atomicfile"
 )
 
 //go:embed driver.py
@@ -47,27 +49,10 @@ func DriverPath(cacheDir string) (string, error) {
 
 func writeDriver(dir string) (string, error) {
 	path := filepath.Join(dir, driverName)
-	if b, err := os.ReadFile(path); err == nil && string(b) == string(driverSource) {
-		return path, nil
-	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("create the entry-script driver's cache folder: %w; set the cache folder to a writable place", err)
 	}
-	// Another porch process may write the same file at the same moment:
-	// write a private copy and rename it, so readers never see half.
-	tmp, err := os.CreateTemp(dir, driverName+".*.tmp")
-	if err != nil {
-		return "", fmt.Errorf("write the entry-script driver: %w", err)
-	}
-	_, err = tmp.Write(driverSource)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
+	if err := atomicfile.Ensure(path, driverSource); err != nil {
 		return "", fmt.Errorf("write the entry-script driver %q: %w", path, err)
 	}
 	return path, nil

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+
+	"github.com/porch-pipelines/porch/internal/atomicfile"
 )
 
 // FileEnv is the environment variable naming the metrics file a step
@@ -91,36 +93,11 @@ func writeShim(dir string) (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("read the embedded mlflow module: %w", err)
 		}
-		if err := writeAtomic(filepath.Join(pkg, e.Name()), src); err != nil {
-			return "", err
+		if err := atomicfile.Ensure(filepath.Join(pkg, e.Name()), src); err != nil {
+			return "", fmt.Errorf("write the mlflow module: %w", err)
 		}
 	}
 	return dir, nil
-}
-
-// writeAtomic writes data to path unless it holds data already. Another
-// porch process may write the same file at the same moment: a private copy
-// renamed into place means readers never see half a file.
-func writeAtomic(path string, data []byte) error {
-	if b, err := os.ReadFile(path); err == nil && string(b) == string(data) {
-		return nil
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("write the mlflow module: %w", err)
-	}
-	_, err = tmp.Write(data)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("write the mlflow module %q: %w", path, err)
-	}
-	return nil
 }
 
 // Env returns the environment additions for a step whose metrics go to
