@@ -1,0 +1,88 @@
+package plan
+
+// Catalog is what a porch server has registered: datastores, data assets
+// and components (porch datastore|data|component create). The compiler
+// resolves azureml:<name>:<version> and azureml:<name>@latest references
+// through it; entries are in registration order.
+type Catalog struct {
+	Datastores []Datastore      `json:"datastores,omitempty"`
+	Data       []DataAsset      `json:"data,omitempty"`
+	Components []ComponentAsset `json:"components,omitempty"`
+}
+
+// Datastore types.
+const (
+	DatastoreLocal = "local"
+	DatastoreS3    = "s3"
+)
+
+// Datastore is a registered datastore. Credentials are never stored: an s3
+// datastore's come from each worker's environment.
+type Datastore struct {
+	Name        string `json:"name"`
+	Type        string `json:"type"`
+	Description string `json:"description,omitempty"`
+	// Path is a local datastore's folder, the same path on every worker
+	// (a disk for one machine, NFS for a fleet).
+	Path string `json:"path,omitempty"`
+	// Endpoint, Bucket, Prefix and Region are an s3 datastore's.
+	Endpoint string `json:"endpoint,omitempty"`
+	Bucket   string `json:"bucket,omitempty"`
+	Prefix   string `json:"prefix,omitempty"`
+	Region   string `json:"region,omitempty"`
+}
+
+// DataAsset is one version of a registered data asset.
+type DataAsset struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+	// Type is uri_file, uri_folder or mltable.
+	Type        string `json:"type"`
+	Path        string `json:"path"`
+	Description string `json:"description,omitempty"`
+}
+
+// ComponentAsset is one version of a registered component: its YAML as
+// registered, and the folder its relative paths (code:) are relative to.
+type ComponentAsset struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+	Source  string `json:"source"`
+	Dir     string `json:"dir"`
+}
+
+// FindData returns a data asset's version; "" or "latest" means the one
+// registered last.
+func (c *Catalog) FindData(name, version string) (DataAsset, bool) {
+	var found DataAsset
+	ok := false
+	for _, d := range c.Data {
+		if d.Name == name && (version == d.Version || version == "" || version == "latest") {
+			found, ok = d, true
+		}
+	}
+	return found, ok
+}
+
+// FindComponent returns a component's version; "" or "latest" means the
+// one registered last.
+func (c *Catalog) FindComponent(name, version string) (ComponentAsset, bool) {
+	var found ComponentAsset
+	ok := false
+	for _, d := range c.Components {
+		if d.Name == name && (version == d.Version || version == "" || version == "latest") {
+			found, ok = d, true
+		}
+	}
+	return found, ok
+}
+
+// FindDatastore returns a registered datastore.
+func (c *Catalog) FindDatastore(name string) (Datastore, bool) {
+	for _, d := range c.Datastores {
+		if d.Name == name {
+			return d, true
+		}
+	}
+	return Datastore{}, false
+}
