@@ -22,6 +22,8 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/worker"
+
+	"github.com/porch-pipelines/porch/compiler/plan"
 )
 
 // Activities holds what porch's activities need on a worker.
@@ -45,8 +47,14 @@ type Activities struct {
 	// may sit unused before they are shut down; 0 means 30 seconds.
 	IdleShutdown time.Duration
 
+	// Datastores reads the registered datastores (the server's catalogue);
+	// nil means none: every datastore is a folder under Home. A worker
+	// re-reads them every few seconds.
+	Datastores func(ctx context.Context) ([]plan.Datastore, error)
+
 	parallelOnce sync.Once
 	runtimes     *runtimes
+	stores       datastores
 }
 
 // Register registers the activities under their explicit names.
@@ -93,6 +101,7 @@ func (a *Activities) RunCommand(ctx context.Context, in RunCommandInput) (RunCom
 		return RunCommandResult{}, temporal.NewNonRetryableApplicationError(
 			"the worker has no porch home folder: set PORCH_HOME or Activities.Home", "WorkerMisconfigured", nil)
 	}
+	a.refreshDatastores(ctx)
 	f, err := a.prepareFolders(in)
 	if err != nil {
 		return RunCommandResult{}, err

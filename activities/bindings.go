@@ -75,7 +75,7 @@ func (a *Activities) inputValue(step string, inp plan.Input) (string, bool, erro
 			return "", false, invalidStep("step %q: input %q is data without a path: give the input a path", step, inp.Name)
 		}
 		uri := inp.Value.Data.Path
-		p, err := LocalPath(a.Home, uri)
+		p, err := a.localPath(uri)
 		if err != nil {
 			return "", false, invalidStep("step %q: input %q: %v", step, inp.Name, err)
 		}
@@ -101,7 +101,7 @@ func (a *Activities) outputLocation(in RunCommandInput, out plan.Output) (Output
 	if strings.Contains(uri, "${{") {
 		return OutputLocation{}, invalidStep("step %q: output %q has an unresolved path %q: the workflow must substitute ${{...}}", in.StepPath, out.Name, uri)
 	}
-	p, err := LocalPath(a.Home, uri)
+	p, err := a.localPath(uri)
 	if err != nil {
 		return OutputLocation{}, invalidStep("step %q: output %q: %v", in.StepPath, out.Name, err)
 	}

@@ -53,7 +53,7 @@ func (a *Activities) prepareFolders(in RunCommandInput) (stepFolders, error) {
 	}
 	var f stepFolders
 	f.artifactsURI = StepArtifactsURI(datastoreOf(in), in.RunID, in.StepPath)
-	dir, err := LocalPath(a.Home, f.artifactsURI)
+	dir, err := a.localPath(f.artifactsURI)
 	if err != nil {
 		return f, invalidStep("step %q: %v", in.StepPath, err)
 	}

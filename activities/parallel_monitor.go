@@ -21,6 +21,7 @@ type NodeUsage struct {
 // it names. Each sample is written to logs/sys/perf/<node>/ and recorded as
 // the activity's heartbeat, where `porch job show` reads the live figures.
 func (a *Activities) MonitorResources(ctx context.Context, in MonitorInput) error {
+	a.refreshDatastores(ctx)
 	if in.IntervalSeconds <= 0 {
 		return nil
 	}

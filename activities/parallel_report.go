@@ -123,6 +123,7 @@ func progressLine(at time.Time, c ParallelCounters) string {
 // ReportParallelProgress appends a line to the step's
 // job_progress_overview.<start>.txt.
 func (a *Activities) ReportParallelProgress(ctx context.Context, in ProgressInput) error {
+	a.refreshDatastores(ctx)
 	f, err := a.parallelFolders(in.Ref)
 	if err != nil {
 		return err
@@ -140,6 +141,7 @@ func writeProgress(f parallelFolders, in ProgressInput) error {
 // writes job_result.txt and job_error.txt; and it stops this worker's
 // entry-script processes for the step (calling shutdown()).
 func (a *Activities) FinishParallel(ctx context.Context, in FinishParallelInput) (FinishParallelResult, error) {
+	a.refreshDatastores(ctx)
 	ref := in.Progress.Ref
 	f, err := a.parallelFolders(ref)
 	if err != nil {
@@ -340,7 +342,7 @@ func (a *Activities) copyLogsToParent(f parallelFolders, in FinishParallelInput)
 	if in.ParentPath == "" {
 		parent = plan.DatastoreURI(ref.Datastore, "azureml/"+ref.RunID+"/"+plan.ArtifactsOutput+"/")
 	}
-	dir, err := LocalPath(a.Home, parent)
+	dir, err := a.localPath(parent)
 	if err != nil {
 		return err
 	}

@@ -87,9 +87,10 @@ const maxMetricsRead = 256 << 10
 // ReadTrialMetrics reads the primary metric's new reports from each trial's
 // metrics file.
 func (a *Activities) ReadTrialMetrics(ctx context.Context, in ReadTrialMetricsInput) ([]TrialMetrics, error) {
+	a.refreshDatastores(ctx)
 	out := make([]TrialMetrics, 0, len(in.Files))
 	for _, f := range in.Files {
-		path, err := LocalPath(a.Home, StepArtifactsURI(in.Datastore, in.RunID, f.StepPath))
+		path, err := a.localPath(StepArtifactsURI(in.Datastore, in.RunID, f.StepPath))
 		if err != nil {
 			return nil, invalidStep("trial %d: %v", f.Trial, err)
 		}
@@ -141,7 +142,8 @@ type FinishSweepInput struct {
 // row per trial with its parameters, last and best metric, status and
 // duration, the best marked.
 func (a *Activities) FinishSweep(ctx context.Context, in FinishSweepInput) (string, error) {
-	dir, err := LocalPath(a.Home, StepArtifactsURI(in.Datastore, in.RunID, in.StepPath))
+	a.refreshDatastores(ctx)
+	dir, err := a.localPath(StepArtifactsURI(in.Datastore, in.RunID, in.StepPath))
 	if err != nil {
 		return "", invalidStep("step %q: %v", in.StepPath, err)
 	}

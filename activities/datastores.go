@@ -1,0 +1,89 @@
+package activities
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/porch-pipelines/porch/compiler/plan"
+)
+
+// datastoreRefresh is how long a worker trusts its copy of the registered
+// datastores.
+const datastoreRefresh = 5 * time.Second
+
+// datastores is the registered datastores as this worker last read them.
+type datastores struct {
+	mu     sync.Mutex
+	read   time.Time
+	byName map[string]plan.Datastore
+}
+
+// refreshDatastores reads the registered datastores when the worker's copy
+// is older than datastoreRefresh. A failed read keeps the old copy: the
+// catalogue is the server's, and a step should not fail on a blip.
+func (a *Activities) refreshDatastores(ctx context.Context) {
+	if a.Datastores == nil {
+		return
+	}
+	a.stores.mu.Lock()
+	fresh := time.Since(a.stores.read) < datastoreRefresh
+	a.stores.mu.Unlock()
+	if fresh {
+		return
+	}
+	list, err := a.Datastores(ctx)
+	if err != nil {
+		return
+	}
+	byName := make(map[string]plan.Datastore, len(list))
+	for _, d := range list {
+		byName[d.Name] = d
+	}
+	a.stores.mu.Lock()
+	a.stores.byName, a.stores.read = byName, time.Now()
+	a.stores.mu.Unlock()
+}
+
+// localPath maps a data URI to this worker's path: a registered local
+// datastore's folder, else the porch home (LocalPath).
+func (a *Activities) localPath(uri string) (string, error) {
+	name, rest, ok := splitDatastoreURI(uri)
+	if !ok {
+		return LocalPath(a.Home, uri)
+	}
+	a.stores.mu.Lock()
+	d, found := a.stores.byName[name]
+	a.stores.mu.Unlock()
+	if !found {
+		return LocalPath(a.Home, uri)
+	}
+	switch d.Type {
+	case plan.DatastoreLocal:
+		for _, seg := range strings.Split(rest, "/") {
+			if seg == ".." {
+				return "", fmt.Errorf("datastore URI %q leaves its datastore with \"..\": give a path inside the datastore", uri)
+			}
+		}
+		return filepath.Join(d.Path, filepath.FromSlash(path.Clean("/"+rest))), nil
+	default:
+		return "", fmt.Errorf("datastore %q is of type %s, which this version of porch does not read yet: register a local datastore instead (porch datastore create -f)", name, d.Type)
+	}
+}
+
+// splitDatastoreURI splits azureml://datastores/<name>/paths/<rest>.
+func splitDatastoreURI(uri string) (name, rest string, ok bool) {
+	tail, found := strings.CutPrefix(uri, datastorePrefix)
+	if !found {
+		return "", "", false
+	}
+	name, rest, ok = strings.Cut(tail, "/paths/")
+	if !ok {
+		name, ok = strings.CutSuffix(tail, "/paths")
+	}
+	return name, rest, ok && name != "" && !strings.Contains(name, "/")
+}
