@@ -79,6 +79,8 @@ type valueAST struct {
 	Mode string
 	// Type is the type written next to the value, "" for none.
 	Type string
+	// Asset is the registered data asset Path names, nil for none.
+	Asset *plan.DataAsset
 }
 
 // outputAST is an output declaration or binding.

@@ -21,6 +21,8 @@ type checker struct {
 	sets map[string]string
 	// readFile is Options.ReadFile, to check that entry scripts exist.
 	readFile func(string) ([]byte, error)
+	// catalog is Options.Catalog, to resolve azureml:<name>:<version> data.
+	catalog *plan.Catalog
 }
 
 func newChecker(root *pipelineAST, sets map[string]string) *checker {
@@ -64,7 +66,7 @@ func (c *checker) checkDecl(in *inputAST, what string) {
 		}
 	}
 	if v := in.Value; v != nil && v.Path != nil {
-		c.checkDataPath(v.Path)
+		c.checkDataPath(v.Path, orDefault(in.Type, v.Type))
 	}
 }
 
@@ -85,11 +87,19 @@ func valueLit(v *valueAST) *scalarAST {
 	return v.Lit
 }
 
-// checkDataPath refuses data references porch cannot resolve offline.
-func (c *checker) checkDataPath(s *scalarAST) {
-	if remoteRef(s.Value) {
-		c.errorf(s.Pos, "porch resolves only local files and datastore, https and file URIs: use a local path (a later version adds a catalogue)",
-			"data %q is a workspace or registry reference that cannot be resolved offline", s.Value)
+// checkDataPath resolves azureml:<name>:<version> data through the
+// catalogue, checking the asset fits an input of type want ("" for
+// untyped), and refuses registry references.
+func (c *checker) checkDataPath(s *scalarAST, want string) {
+	switch {
+	case !remoteRef(s.Value):
+	case !catalogRef(s.Value):
+		c.errorf(s.Pos, "porch resolves local files, datastore, https and file URIs, and data assets registered with "+
+			registerData+": use one of those", "data %q is a registry reference that porch cannot resolve", s.Value)
+	default:
+		if summary, detail := dataProblem(c.catalog, s.Value, want); summary != "" {
+			c.errorf(s.Pos, detail, "%s", summary)
+		}
 	}
 }
 

@@ -119,13 +119,13 @@ func (c *checker) checkBinding(pl *pipelineAST, steps map[string]*stepAST, s *st
 				"input %q of step %q: value %q %s", in.Name, s.Name, v.Lit.Value, prob)
 		}
 	case v.Lit != nil && want != "":
-		c.checkDataPath(v.Lit)
+		c.checkDataPath(v.Lit, want)
 	case v.Path != nil:
 		if isPrimitive(want) {
 			c.errorf(v.Pos, fmt.Sprintf("give %s value, not a path", article(want)),
 				"type mismatch: input %q of step %q is %s but is given %s data", in.Name, s.Name, want, orDefault(v.Type, "uri_folder"))
 		}
-		c.checkDataPath(v.Path)
+		c.checkDataPath(v.Path, orDefault(v.Type, want))
 	}
 }
 

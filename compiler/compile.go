@@ -13,6 +13,10 @@ type Options struct {
 	Set map[string]string
 	// ReadFile reads a file; nil means os.ReadFile. The only I/O the compiler does.
 	ReadFile func(name string) ([]byte, error)
+	// Catalog holds the data assets and components the porch server has
+	// registered, which azureml:<name>:<version> and azureml:<name>@latest
+	// references name; nil means none are registered.
+	Catalog *plan.Catalog
 }
 
 // Compile compiles the Azure ML pipeline job YAML at path, with the
@@ -35,6 +39,7 @@ func compile(path string, opts Options) (*plan.Plan, Diagnostics) {
 		read = os.ReadFile
 	}
 	p := newParser(read)
+	p.catalog = opts.Catalog
 	var all Diagnostics
 	stop := func(d *diags) bool {
 		phase := dedupe(d.list)
@@ -49,6 +54,7 @@ func compile(path string, opts Options) (*plan.Plan, Diagnostics) {
 	}
 	c := newChecker(root, opts.Set)
 	c.readFile = read
+	c.catalog = opts.Catalog
 	pipelines := collectPipelines(root)
 	for _, pl := range pipelines {
 		c.checkPipeline(pl)

@@ -42,8 +42,12 @@ func (p *parser) parseComponentRef(name string, e entry) *componentAST {
 	}
 	ref := strings.TrimSpace(v.Value)
 	if remoteRef(ref) {
-		p.errorf(nodePos(name, v), "porch resolves only local files: point component: at a local .yml file (a later version adds a catalogue)",
-			"component %q is a workspace or registry reference that cannot be resolved offline", ref)
+		if c, ok := p.catalogComponent(name, v, ref); ok {
+			return c
+		}
+		p.errorf(nodePos(name, v), "porch resolves local files and components registered with "+registerComponent+
+			": point component: at a local .yml file or at azureml:<name>:<version>",
+			"component %q is a registry reference that porch cannot resolve", ref)
 		return nil
 	}
 	file := componentFile(name, ref)

@@ -71,14 +71,14 @@ func (l *lowerer) setOverrides(decls []*inputAST, source string) map[string]stri
 // given on the command line resolve against the working folder.
 func (l *lowerer) setValue(decl *inputAST, typ, v, source string) plan.Value {
 	if !isPrimitive(typ) {
+		if remoteRef(v) {
+			return l.setAsset(decl, typ, v, source)
+		}
 		p := v
 		if !strings.Contains(v, "://") {
 			if abs, err := filepath.Abs(v); err == nil {
 				p = abs
 			}
-		} else if remoteRef(v) {
-			l.errorf(plan.Pos{File: source}, "porch resolves only local files and datastore, https and file URIs",
-				"--set inputs.%s: data %q is a workspace or registry reference that cannot be resolved offline", decl.Name, v)
 		}
 		return plan.Value{Kind: plan.ValueData, Data: &plan.Data{Type: typ, Path: p, Mode: valueMode(decl.Value)}}
 	}
@@ -109,6 +109,9 @@ func (l *lowerer) literalOrData(dir, typ string, v *valueAST) plan.Value {
 	p := v.Path
 	if p == nil {
 		p = v.Lit
+	}
+	if a := findData(l.catalog, p.Value); a != nil {
+		return plan.Value{Kind: plan.ValueData, Data: assetData(*a, orDefault(v.Type, typ), v.Mode)}
 	}
 	return plan.Value{Kind: plan.ValueData, Data: &plan.Data{Type: orDefault(orDefault(v.Type, typ), "uri_folder"),
 		Path: dataPath(dir, p.Value), Mode: v.Mode}}

@@ -26,6 +26,8 @@ type parser struct {
 	// of a standalone sweep job); searchRefs collects those references.
 	sweepRefs  bool
 	searchRefs []searchRef
+	// catalog is Options.Catalog: registered data assets and components.
+	catalog *plan.Catalog
 }
 
 func newParser(readFile func(string) ([]byte, error)) *parser {

@@ -55,6 +55,8 @@ func pipelineInputType(in *inputAST) string {
 			return v.Type
 		case v.Lit != nil:
 			return literalType(v.Lit)
+		case v.Asset != nil:
+			return v.Asset.Type
 		case v.Path != nil:
 			return "uri_folder"
 		}
@@ -84,6 +86,8 @@ func stepInputType(pl *pipelineAST, steps map[string]*stepAST, s *stepAST, name 
 		return in.Type
 	case v.Lit != nil:
 		return literalType(v.Lit)
+	case v.Asset != nil:
+		return v.Asset.Type
 	case v.Path != nil:
 		return "uri_folder"
 	case v.Ref == nil:
