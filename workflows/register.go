@@ -13,6 +13,7 @@ func Register(r worker.WorkflowRegistry) {
 	r.RegisterWorkflowWithOptions(CommandStep, workflow.RegisterOptions{Name: CommandStepName})
 	r.RegisterWorkflowWithOptions(ParallelStep, workflow.RegisterOptions{Name: ParallelStepName})
 	r.RegisterWorkflowWithOptions(SweepStep, workflow.RegisterOptions{Name: SweepStepName})
+	r.RegisterWorkflowWithOptions(Catalog, workflow.RegisterOptions{Name: CatalogName})
 }
 
 var (

@@ -1,0 +1,267 @@
+package workflows
+
+import (
+	"errors"
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/porch-pipelines/porch/compiler/plan"
+)
+
+// CatalogName is the workflow type of the catalogue.
+const CatalogName = "Catalog"
+
+// CatalogWorkflowID is the id of the one catalogue workflow of a namespace.
+const CatalogWorkflowID = "porch-catalog"
+
+// Update and query names of the catalogue workflow.
+const (
+	RegisterUpdate = "register" // takes a CatalogEntry, returns a RegisterResult
+	RemoveUpdate   = "remove"   // takes a CatalogRemoval
+	CatalogQuery   = "catalog"  // returns the plan.Catalog
+)
+
+// CatalogKind names what a catalogue entry is.
+type CatalogKind string
+
+// Catalogue entry kinds.
+const (
+	KindDatastore CatalogKind = "datastore"
+	KindData      CatalogKind = "data"
+	KindComponent CatalogKind = "component"
+)
+
+// CatalogEntry is one registration: exactly one of its fields is set.
+type CatalogEntry struct {
+	Datastore *plan.Datastore      `json:"datastore,omitempty"`
+	Data      *plan.DataAsset      `json:"data,omitempty"`
+	Component *plan.ComponentAsset `json:"component,omitempty"`
+}
+
+// Kind says which field of the entry is set, "" when none or several are.
+func (e CatalogEntry) Kind() CatalogKind {
+	var kinds []CatalogKind
+	if e.Datastore != nil {
+		kinds = append(kinds, KindDatastore)
+	}
+	if e.Data != nil {
+		kinds = append(kinds, KindData)
+	}
+	if e.Component != nil {
+		kinds = append(kinds, KindComponent)
+	}
+	if len(kinds) != 1 {
+		return ""
+	}
+	return kinds[0]
+}
+
+// RegisterResult says what a registration did.
+type RegisterResult struct {
+	// Replaced is true when a datastore of the same name was replaced.
+	Replaced bool `json:"replaced,omitempty"`
+}
+
+// CatalogRemoval names an entry to remove: a datastore by name, a data
+// asset or component by name and version.
+type CatalogRemoval struct {
+	Kind    CatalogKind `json:"kind"`
+	Name    string      `json:"name"`
+	Version string      `json:"version,omitempty"`
+}
+
+// CatalogInput starts (or continues) the catalogue workflow.
+type CatalogInput struct {
+	Catalog plan.Catalog `json:"catalog"`
+}
+
+// Catalog is the long-running workflow that holds a namespace's catalogue,
+// so that it lives with the server's state. It changes only through the
+// register and remove updates, whose validators refuse bad entries before
+// they reach history, and continues as new when Temporal suggests it,
+// carrying the catalogue.
+func Catalog(ctx workflow.Context, in CatalogInput) error {
+	cat := in.Catalog
+	if err := workflow.SetQueryHandler(ctx, CatalogQuery, func() (plan.Catalog, error) {
+		return cat, nil
+	}); err != nil {
+		return err
+	}
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, RegisterUpdate,
+		func(_ workflow.Context, e CatalogEntry) (RegisterResult, error) { return registerEntry(&cat, e) },
+		workflow.UpdateHandlerOptions{Validator: func(e CatalogEntry) error { return validateEntry(&cat, e) }},
+	); err != nil {
+		return err
+	}
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, RemoveUpdate,
+		func(_ workflow.Context, r CatalogRemoval) error { return removeEntry(&cat, r) },
+		workflow.UpdateHandlerOptions{Validator: func(r CatalogRemoval) error { return findEntry(&cat, r) }},
+	); err != nil {
+		return err
+	}
+	// The handlers never block, but an update accepted in the same task as
+	// the suggestion must still be applied before the catalogue is carried.
+	err := workflow.Await(ctx, func() bool {
+		return workflow.GetInfo(ctx).GetContinueAsNewSuggested() && workflow.AllHandlersFinished(ctx)
+	})
+	if err != nil {
+		return err
+	}
+	return workflow.NewContinueAsNewError(ctx, CatalogName, CatalogInput{Catalog: cat})
+}
+
+// validateEntry checks an entry against the catalogue without changing it.
+func validateEntry(cat *plan.Catalog, e CatalogEntry) error {
+	switch e.Kind() {
+	case KindDatastore:
+		return validateDatastore(*e.Datastore)
+	case KindData:
+		d := e.Data
+		if err := validateNameVersion("data asset", d.Name, d.Version); err != nil {
+			return err
+		}
+		if !slices.Contains([]string{"uri_file", "uri_folder", "mltable"}, d.Type) {
+			return fmt.Errorf("data asset %q has type %q: expected uri_file, uri_folder or mltable", d.Name, d.Type)
+		}
+		if d.Path == "" {
+			return fmt.Errorf("data asset %q has no path: give its path: (a local path or an azureml://datastores/ URI)", d.Name)
+		}
+		if slices.ContainsFunc(cat.Data, func(x plan.DataAsset) bool { return x.Name == d.Name && x.Version == d.Version }) {
+			return fmt.Errorf("data asset %q version %q is already registered and versions are immutable: "+
+				"give the new one another version:", d.Name, d.Version)
+		}
+	case KindComponent:
+		c := e.Component
+		if err := validateNameVersion("component", c.Name, c.Version); err != nil {
+			return err
+		}
+		if c.Source == "" || !path.IsAbs(c.Dir) {
+			return fmt.Errorf("component %q needs its YAML source and the absolute folder it was registered from", c.Name)
+		}
+		if slices.ContainsFunc(cat.Components, func(x plan.ComponentAsset) bool { return x.Name == c.Name && x.Version == c.Version }) {
+			return fmt.Errorf("component %q version %q is already registered and versions are immutable: "+
+				"give the new one another version:", c.Name, c.Version)
+		}
+	default:
+		return errors.New("a catalogue entry must be exactly one of a datastore, a data asset or a component")
+	}
+	return nil
+}
+
+func validateDatastore(d plan.Datastore) error {
+	if err := validateName("datastore", d.Name); err != nil {
+		return err
+	}
+	switch d.Type {
+	case plan.DatastoreLocal:
+		if !path.IsAbs(d.Path) {
+			return fmt.Errorf("local datastore %q has path %q: expected an absolute path, the same on every worker", d.Name, d.Path)
+		}
+	case plan.DatastoreS3:
+		if d.Bucket == "" {
+			return fmt.Errorf("s3 datastore %q has no bucket: give its bucket:", d.Name)
+		}
+	default:
+		return fmt.Errorf("datastore %q has type %q: porch supports local and s3", d.Name, d.Type)
+	}
+	return nil
+}
+
+func validateNameVersion(what, name, version string) error {
+	if err := validateName(what, name); err != nil {
+		return err
+	}
+	if version == "" || version == "latest" || strings.ContainsAny(version, ":@/ \t\n") {
+		return fmt.Errorf("%s %q has version %q: expected a version like 1 or 2.0 (not latest, without : @ / or spaces)",
+			what, name, version)
+	}
+	return nil
+}
+
+// validateName accepts what Azure ML accepts in asset names: letters,
+// digits, '-', '_' and '.', starting with a letter or digit.
+func validateName(what, name string) error {
+	ok := name != "" && len(name) <= 255
+	for i, r := range name {
+		alnum := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9'
+		if !alnum && (i == 0 || !strings.ContainsRune("-_.", r)) {
+			ok = false
+		}
+	}
+	if !ok {
+		return fmt.Errorf("%s name %q: expected letters, digits, '-', '_' and '.', starting with a letter or digit", what, name)
+	}
+	return nil
+}
+
+// registerEntry adds a validated entry: a datastore replaces one of the same
+// name in place, data assets and components are appended.
+func registerEntry(cat *plan.Catalog, e CatalogEntry) (RegisterResult, error) {
+	if err := validateEntry(cat, e); err != nil {
+		return RegisterResult{}, err
+	}
+	switch e.Kind() {
+	case KindDatastore:
+		i := slices.IndexFunc(cat.Datastores, func(x plan.Datastore) bool { return x.Name == e.Datastore.Name })
+		if i >= 0 {
+			cat.Datastores[i] = *e.Datastore
+			return RegisterResult{Replaced: true}, nil
+		}
+		cat.Datastores = append(cat.Datastores, *e.Datastore)
+	case KindData:
+		cat.Data = append(cat.Data, *e.Data)
+	case KindComponent:
+		cat.Components = append(cat.Components, *e.Component)
+	}
+	return RegisterResult{}, nil
+}
+
+// findEntry checks that the entry a removal names exists.
+func findEntry(cat *plan.Catalog, r CatalogRemoval) error {
+	switch r.Kind {
+	case KindDatastore:
+		if _, ok := cat.FindDatastore(r.Name); !ok {
+			return fmt.Errorf("no datastore %q is registered: list them with `porch datastore list`", r.Name)
+		}
+	case KindData, KindComponent:
+		if r.Version == "" {
+			return fmt.Errorf("removing %s %q needs a version: NAME:VERSION", r.Kind, r.Name)
+		}
+		if entryIndex(cat, r) < 0 {
+			return fmt.Errorf("no %s %q version %q is registered: list them with `porch %s list`", r.Kind, r.Name, r.Version, r.Kind)
+		}
+	default:
+		return fmt.Errorf("cannot remove a %q: expected datastore, data or component", r.Kind)
+	}
+	return nil
+}
+
+// entryIndex is the index of a data asset's or component's version, -1
+// when absent.
+func entryIndex(cat *plan.Catalog, r CatalogRemoval) int {
+	if r.Kind == KindData {
+		return slices.IndexFunc(cat.Data, func(x plan.DataAsset) bool { return x.Name == r.Name && x.Version == r.Version })
+	}
+	return slices.IndexFunc(cat.Components, func(x plan.ComponentAsset) bool { return x.Name == r.Name && x.Version == r.Version })
+}
+
+func removeEntry(cat *plan.Catalog, r CatalogRemoval) error {
+	if err := findEntry(cat, r); err != nil {
+		return err
+	}
+	switch r.Kind {
+	case KindDatastore:
+		cat.Datastores = slices.DeleteFunc(cat.Datastores, func(x plan.Datastore) bool { return x.Name == r.Name })
+	case KindData:
+		i := entryIndex(cat, r)
+		cat.Data = slices.Delete(cat.Data, i, i+1)
+	case KindComponent:
+		i := entryIndex(cat, r)
+		cat.Components = slices.Delete(cat.Components, i, i+1)
+	}
+	return nil
+}
