@@ -151,7 +151,7 @@ func dataProblem(cat *plan.Catalog, ref, want string) (string, string) {
 	}
 	if !assetFits(d.Type, want) {
 		return fmt.Sprintf("data asset %q version %q is %s, but the input is %s", d.Name, d.Version, d.Type, want),
-			fmt.Sprintf("give the input type %s, or name a %s data asset", d.Type, want)
+			fmt.Sprintf("give the input type %s, or name a data asset of type %s", d.Type, want)
 	}
 	return "", ""
 }
