@@ -132,7 +132,7 @@ func validateEntry(cat *plan.Catalog, e CatalogEntry) error {
 		}
 		if slices.ContainsFunc(cat.Data, func(x plan.DataAsset) bool { return x.Name == d.Name && x.Version == d.Version }) {
 			return fmt.Errorf("data asset %q version %q is already registered and versions are immutable: "+
-				"give the new one another version:", d.Name, d.Version)
+				"give the new one another version: in its file", d.Name, d.Version)
 		}
 	case KindComponent:
 		c := e.Component
@@ -144,7 +144,7 @@ func validateEntry(cat *plan.Catalog, e CatalogEntry) error {
 		}
 		if slices.ContainsFunc(cat.Components, func(x plan.ComponentAsset) bool { return x.Name == c.Name && x.Version == c.Version }) {
 			return fmt.Errorf("component %q version %q is already registered and versions are immutable: "+
-				"give the new one another version:", c.Name, c.Version)
+				"give the new one another version: in its file", c.Name, c.Version)
 		}
 	default:
 		return errors.New("a catalogue entry must be exactly one of a datastore, a data asset or a component")
@@ -229,15 +229,24 @@ func findEntry(cat *plan.Catalog, r CatalogRemoval) error {
 		}
 	case KindData, KindComponent:
 		if r.Version == "" {
-			return fmt.Errorf("removing %s %q needs a version: NAME:VERSION", r.Kind, r.Name)
+			return fmt.Errorf("removing %s %q needs a version: NAME:VERSION", kindNoun(r.Kind), r.Name)
 		}
 		if entryIndex(cat, r) < 0 {
-			return fmt.Errorf("no %s %q version %q is registered: list them with `porch %s list`", r.Kind, r.Name, r.Version, r.Kind)
+			return fmt.Errorf("no %s %q version %q is registered: list them with `porch %s list`",
+				kindNoun(r.Kind), r.Name, r.Version, r.Kind)
 		}
 	default:
 		return fmt.Errorf("cannot remove a %q: expected datastore, data or component", r.Kind)
 	}
 	return nil
+}
+
+// kindNoun is what messages call a kind of entry.
+func kindNoun(k CatalogKind) string {
+	if k == KindData {
+		return "data asset"
+	}
+	return string(k)
 }
 
 // entryIndex is the index of a data asset's or component's version, -1

@@ -138,7 +138,7 @@ func TestCatalogRemove(t *testing.T) {
 		{update: RegisterUpdate, arg: component("train", "1")},
 		{update: RemoveUpdate, arg: CatalogRemoval{Kind: KindData, Name: "iris", Version: "1"}},
 		{update: RemoveUpdate, arg: CatalogRemoval{Kind: KindData, Name: "iris", Version: "1"},
-			err: `no data "iris" version "1" is registered`},
+			err: `no data asset "iris" version "1" is registered`},
 		{update: RemoveUpdate, arg: CatalogRemoval{Kind: KindData, Name: "iris"}, err: `needs a version`},
 		{update: RemoveUpdate, arg: CatalogRemoval{Kind: KindDatastore, Name: "shared"}},
 		{update: RemoveUpdate, arg: CatalogRemoval{Kind: KindDatastore, Name: "shared"}, err: `no datastore "shared"`},

@@ -1,0 +1,308 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/porch-pipelines/porch/compiler"
+	"github.com/porch-pipelines/porch/compiler/plan"
+)
+
+// maxComponentSource bounds a registered component's YAML: it travels in
+// workflow history and in every continue-as-new of the catalogue.
+const maxComponentSource = 256 << 10
+
+// catalogFile is a datastore, data or component YAML file being read: its
+// name, top-level keys and the warnings found so far.
+type catalogFile struct {
+	name     string
+	data     []byte
+	root     *yaml.Node
+	keys     map[string]*yaml.Node // key -> value
+	keyNodes map[string]*yaml.Node // key -> key node
+	warnings []string
+}
+
+// yamlLine finds the line yaml.v3 puts in its syntax errors.
+var yamlLine = regexp.MustCompile(`^yaml: line (\d+): `)
+
+// readCatalogFile reads a YAML mapping, refusing duplicate keys.
+func readCatalogFile(name string) (*catalogFile, error) {
+	data, err := os.ReadFile(name)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %v", name, err)
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		msg := err.Error()
+		if m := yamlLine.FindStringSubmatch(msg); m != nil {
+			return nil, fmt.Errorf("%s:%s: %s: fix the YAML syntax", name, m[1], strings.TrimPrefix(msg, m[0]))
+		}
+		return nil, fmt.Errorf("%s: %s: fix the YAML syntax", name, strings.TrimPrefix(msg, "yaml: "))
+	}
+	if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+		return nil, fmt.Errorf("%s:1: expected a YAML mapping with name: and type: keys", name)
+	}
+	f := &catalogFile{name: name, data: data, root: doc.Content[0],
+		keys: map[string]*yaml.Node{}, keyNodes: map[string]*yaml.Node{}}
+	for i := 0; i+1 < len(f.root.Content); i += 2 {
+		k, v := f.root.Content[i], f.root.Content[i+1]
+		if prev, dup := f.keyNodes[k.Value]; dup {
+			return nil, f.errorf(k, "key %q appears twice (first on line %d): keep one", k.Value, prev.Line)
+		}
+		f.keys[k.Value], f.keyNodes[k.Value] = v, k
+	}
+	return f, nil
+}
+
+// errorf is an error at node n's line.
+func (f *catalogFile) errorf(n *yaml.Node, format string, args ...any) error {
+	return fmt.Errorf("%s:%d: %s", f.name, n.Line, fmt.Sprintf(format, args...))
+}
+
+// checkKeys warns about keys porch does not know, as Azure ML does.
+func (f *catalogFile) checkKeys(known []string) {
+	for i := 0; i < len(f.root.Content); i += 2 {
+		k := f.root.Content[i]
+		if !slices.Contains(known, k.Value) {
+			f.warnings = append(f.warnings, fmt.Sprintf("%s:%d: warning: unknown key %q is ignored: porch reads %s",
+				f.name, k.Line, k.Value, strings.Join(known, ", ")))
+		}
+	}
+}
+
+// str returns a scalar key's value, def when absent; a mapping or list is
+// an error.
+func (f *catalogFile) str(key, def string) (string, error) {
+	v, ok := f.keys[key]
+	if !ok || v.Tag == "!!null" {
+		return def, nil
+	}
+	if v.Kind != yaml.ScalarNode {
+		return "", f.errorf(v, "%s: expected a single value, found a %s", key, nodeKind(v))
+	}
+	return strings.TrimSpace(v.Value), nil
+}
+
+// required returns a scalar key that must be present and not empty.
+func (f *catalogFile) required(key, what string) (string, error) {
+	s, err := f.str(key, "")
+	if err == nil && s == "" {
+		if v, ok := f.keys[key]; ok {
+			return "", f.errorf(v, "%s is empty: give %s", key, what)
+		}
+		return "", f.errorf(f.root, "no %s: key: give %s", key, what)
+	}
+	return s, err
+}
+
+func nodeKind(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "mapping"
+	case yaml.SequenceNode:
+		return "list"
+	}
+	return "value"
+}
+
+// credentialKeys are keys that would put a secret in the catalogue.
+var credentialKeys = []string{"credentials", "access_key", "secret_key", "access_key_id", "secret_access_key",
+	"aws_access_key_id", "aws_secret_access_key", "session_token", "account_key", "sas_token", "password",
+	"client_secret"}
+
+// azureDatastoreTypes are Azure ML's datastore types, which porch cannot use.
+var azureDatastoreTypes = []string{"azure_blob", "azure_file", "azure_data_lake_gen1", "azure_data_lake_gen2", "one_lake"}
+
+// parseDatastoreFile reads a `porch datastore create -f` file.
+func parseDatastoreFile(name string) (plan.Datastore, []string, error) {
+	f, err := readCatalogFile(name)
+	if err != nil {
+		return plan.Datastore{}, nil, err
+	}
+	for i := 0; i < len(f.root.Content); i += 2 {
+		if k := f.root.Content[i]; slices.Contains(credentialKeys, strings.ToLower(k.Value)) {
+			return plan.Datastore{}, nil, f.errorf(k, "%q: porch never stores credentials: remove it; an s3 datastore's "+
+				"credentials come from each worker's environment (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY) or "+
+				"its credentials file (~/.aws/credentials)", k.Value)
+		}
+	}
+	var d plan.Datastore
+	if d.Name, err = f.required("name", "the datastore's name"); err != nil {
+		return d, nil, err
+	}
+	if d.Type, err = f.required("type", "local or s3"); err != nil {
+		return d, nil, err
+	}
+	if d.Description, err = f.str("description", ""); err != nil {
+		return d, nil, err
+	}
+	typ := f.keys["type"]
+	switch {
+	case d.Type == plan.DatastoreLocal:
+		f.checkKeys([]string{"$schema", "name", "type", "description", "tags", "path"})
+		if d.Path, err = f.required("path", "the datastore's absolute folder, the same on every worker"); err != nil {
+			return d, nil, err
+		}
+		if !filepath.IsAbs(d.Path) {
+			return d, nil, f.errorf(f.keys["path"], "path %q is relative: give an absolute folder, the same on every worker", d.Path)
+		}
+	case d.Type == plan.DatastoreS3:
+		f.checkKeys([]string{"$schema", "name", "type", "description", "tags", "endpoint", "bucket", "prefix", "region"})
+		if d.Bucket, err = f.required("bucket", "the bucket's name"); err != nil {
+			return d, nil, err
+		}
+		for _, kv := range []struct {
+			key string
+			dst *string
+		}{{"endpoint", &d.Endpoint}, {"prefix", &d.Prefix}, {"region", &d.Region}} {
+			if *kv.dst, err = f.str(kv.key, ""); err != nil {
+				return d, nil, err
+			}
+		}
+	case slices.Contains(azureDatastoreTypes, d.Type):
+		return d, nil, f.errorf(typ, "type %q is an Azure storage service, which porch cannot reach: porch supports "+
+			"type: local (a folder every worker sees) and type: s3 (any S3-compatible object store)", d.Type)
+	default:
+		return d, nil, f.errorf(typ, "unknown datastore type %q: porch supports local and s3", d.Type)
+	}
+	return d, f.warnings, nil
+}
+
+// parseDataFile reads a `porch data create -f` file. A local path is made
+// absolute against the file's folder and must exist.
+func parseDataFile(name string) (plan.DataAsset, []string, error) {
+	f, err := readCatalogFile(name)
+	if err != nil {
+		return plan.DataAsset{}, nil, err
+	}
+	f.checkKeys([]string{"$schema", "name", "version", "type", "path", "description", "tags"})
+	var d plan.DataAsset
+	if d.Name, err = f.required("name", "the data asset's name"); err != nil {
+		return d, nil, err
+	}
+	if d.Version, err = f.str("version", "1"); err != nil {
+		return d, nil, err
+	}
+	if d.Type, err = f.str("type", "uri_folder"); err != nil {
+		return d, nil, err
+	}
+	if !slices.Contains([]string{"uri_file", "uri_folder", "mltable"}, d.Type) {
+		return d, nil, f.errorf(f.keys["type"], "type %q: expected uri_file, uri_folder or mltable", d.Type)
+	}
+	if d.Description, err = f.str("description", ""); err != nil {
+		return d, nil, err
+	}
+	if d.Path, err = f.required("path", "a local path, a file:// URI or azureml://datastores/<name>/paths/<path>"); err != nil {
+		return d, nil, err
+	}
+	if d.Path, err = dataPath(f, d.Path); err != nil {
+		return d, nil, err
+	}
+	return d, f.warnings, nil
+}
+
+// dataPath checks a data asset's path and makes a local one absolute.
+func dataPath(f *catalogFile, p string) (string, error) {
+	at := f.keys["path"]
+	switch {
+	case strings.HasPrefix(p, "azureml://datastores/"):
+		if rest := strings.TrimPrefix(p, "azureml://datastores/"); !strings.Contains(rest, "/paths/") {
+			return "", f.errorf(at, "path %q: expected azureml://datastores/<name>/paths/<path>", p)
+		}
+		return p, nil
+	case strings.HasPrefix(p, "file://"):
+		return p, nil
+	case strings.Contains(p, "://") || strings.HasPrefix(p, "azureml:"):
+		return "", f.errorf(at, "path %q: porch reads a local path, a file:// URI or azureml://datastores/<name>/paths/<path>", p)
+	}
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(filepath.Dir(absPath(f.name)), p)
+	}
+	if _, err := os.Stat(p); err != nil {
+		return "", f.errorf(at, "path %q: %v: give an existing file or folder (relative paths are relative to %s)",
+			f.keys["path"].Value, errors.Unwrap(err), filepath.Base(f.name))
+	}
+	return p, nil
+}
+
+func absPath(name string) string {
+	if a, err := filepath.Abs(name); err == nil {
+		return a
+	}
+	return name
+}
+
+// componentTypes are the component types porch runs.
+var componentTypes = []string{"command", "parallel", "pipeline"}
+
+// parseComponentFile reads a `porch component create -f` file and checks
+// it as porch validate would, through a pipeline that uses it as a step.
+// The diagnostics (warnings, or errors with the returned error) come back
+// for printing.
+func parseComponentFile(name string) (plan.ComponentAsset, compiler.Diagnostics, error) {
+	f, err := readCatalogFile(name)
+	if err != nil {
+		return plan.ComponentAsset{}, nil, err
+	}
+	var c plan.ComponentAsset
+	if c.Name, err = f.required("name", "the component's name"); err != nil {
+		return c, nil, err
+	}
+	if c.Version, err = f.str("version", "1"); err != nil {
+		return c, nil, err
+	}
+	typ, err := f.str("type", "")
+	if err != nil {
+		return c, nil, err
+	}
+	if typ == "" && f.keys["jobs"] != nil {
+		typ = "pipeline"
+	}
+	if !slices.Contains(componentTypes, typ) {
+		at := f.root
+		if n, ok := f.keys["type"]; ok {
+			at = n
+		}
+		return c, nil, f.errorf(at, "component type %q: porch registers command, parallel and pipeline components", typ)
+	}
+	if len(f.data) > maxComponentSource {
+		return c, nil, fmt.Errorf("%s: %d bytes: a registered component is at most %d KiB; move long scripts into its code: folder",
+			name, len(f.data), maxComponentSource>>10)
+	}
+	c.Source, c.Dir = string(f.data), filepath.Dir(absPath(name))
+	diags := checkComponent(absPath(name))
+	if diags.HasErrors() {
+		return c, diags, fmt.Errorf("%s: the component has errors: fix them and create it again", name)
+	}
+	return c, diags, nil
+}
+
+// checkComponent compiles a pipeline, held in memory beside the component,
+// whose one step uses it, and keeps the diagnostics about the component's
+// own files: the made-up pipeline binds none of its inputs.
+func checkComponent(file string) compiler.Diagnostics {
+	wrapper := filepath.Join(filepath.Dir(file), ".porch-component-check.yml")
+	src := "type: pipeline\njobs:\n  check:\n    component: " + strconv.Quote(file) + "\n"
+	_, diags := compiler.Compile(wrapper, compiler.Options{ReadFile: func(n string) ([]byte, error) {
+		if n == wrapper {
+			return []byte(src), nil
+		}
+		return os.ReadFile(n)
+	}})
+	var out compiler.Diagnostics
+	for _, d := range diags {
+		if d.Pos.File != wrapper {
+			out = append(out, d)
+		}
+	}
+	return out
+}
