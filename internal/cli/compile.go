@@ -1,25 +1,29 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/porch-pipelines/porch/compiler"
 	"github.com/porch-pipelines/porch/compiler/plan"
+	"github.com/porch-pipelines/porch/workflows"
 	"github.com/spf13/cobra"
 )
 
 func (a *app) validateCommand() *cobra.Command {
-	return &cobra.Command{
+	var server serverFlags
+	cmd := &cobra.Command{
 		Use:   "validate FILE",
 		Short: "Check a pipeline job YAML file and the components it uses",
 		Args:  exactArgs(1, "one pipeline YAML file"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			p, err := a.compile(args[0], nil)
+			p, err := a.compile(cmd.Context(), args[0], nil, server)
 			if err != nil {
 				return err
 			}
@@ -27,11 +31,14 @@ func (a *app) validateCommand() *cobra.Command {
 			return nil
 		},
 	}
+	server.register(cmd)
+	return cmd
 }
 
 func (a *app) compileCommand() *cobra.Command {
 	var output string
 	var set []string
+	var server serverFlags
 	cmd := &cobra.Command{
 		Use:   "compile FILE",
 		Short: "Compile a pipeline job YAML file and print the plan porch runs",
@@ -44,7 +51,7 @@ func (a *app) compileCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			p, err := a.compile(args[0], overrides)
+			p, err := a.compile(cmd.Context(), args[0], overrides, server)
 			if err != nil {
 				return err
 			}
@@ -62,13 +69,26 @@ func (a *app) compileCommand() *cobra.Command {
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "json", "output format: json (the plan) or summary (one line per step)")
 	cmd.Flags().StringArrayVar(&set, "set", nil, "override a pipeline input: inputs.NAME=VALUE (repeatable)")
+	server.register(cmd)
 	return cmd
 }
 
 // compile compiles path and prints its diagnostics to stderr. Warnings do
 // not stop it; errors end the command with exit code 1.
-func (a *app) compile(path string, set map[string]string) (*plan.Plan, error) {
+//
+// azureml:<name>:<version> data and components resolve only through the
+// catalogue of a porch server. A file that does not compile on its own is
+// compiled again with the catalogue of the server porch knows of (flags,
+// TEMPORAL_ADDRESS, config.yaml, else a running porch dev): with a
+// catalogue a file compiles whenever it does without, so a file that needs
+// none never waits on a server.
+func (a *app) compile(ctx context.Context, path string, set map[string]string, server serverFlags) (*plan.Plan, error) {
 	p, diags := compiler.Compile(path, compiler.Options{Set: set})
+	if diags.HasErrors() {
+		if cat := a.serverCatalog(ctx, server); cat != nil {
+			p, diags = compiler.Compile(path, compiler.Options{Set: set, Catalog: cat})
+		}
+	}
 	if len(diags) > 0 {
 		diags.Format(a.stderr)
 	}
@@ -76,6 +96,37 @@ func (a *app) compile(path string, set map[string]string) (*plan.Plan, error) {
 		return nil, silentExit(ExitFailure)
 	}
 	return p, nil
+}
+
+// compileCatalogTimeout bounds reading the catalogue for a compilation: the
+// catalogue answers only while a worker runs porch's workflows.
+const compileCatalogTimeout = 10 * time.Second
+
+// serverCatalog reads the catalogue of the server porch knows of; nil when
+// there is none, or (with a warning) when it cannot be read.
+func (a *app) serverCatalog(ctx context.Context, server serverFlags) *plan.Catalog {
+	s, err := a.serverSettings(server)
+	if err != nil {
+		return nil
+	}
+	sess, err := a.dial(ctx, s)
+	if err != nil {
+		fmt.Fprintf(a.stderr, "porch: warning: azureml: references stay unresolved: %v\n", err)
+		return nil
+	}
+	defer sess.Close()
+	ctx, cancel := context.WithTimeout(ctx, compileCatalogTimeout)
+	defer cancel()
+	cat, err := workflows.GetCatalog(ctx, sess.client)
+	if ctx.Err() == context.DeadlineExceeded {
+		err = fmt.Errorf("no answer within %s: is a worker running porch's workflows (porch dev, or porch worker) on that server?",
+			compileCatalogTimeout)
+	}
+	if err != nil {
+		fmt.Fprintf(a.stderr, "porch: warning: azureml: references stay unresolved: cannot read the catalogue on %s: %v\n", s.Address, err)
+		return nil
+	}
+	return &cat
 }
 
 // readSource reads the pipeline file for the run's memo.

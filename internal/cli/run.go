@@ -83,7 +83,7 @@ func (a *app) runPipeline(ctx context.Context, file string, f runFlags) error {
 	if err != nil {
 		return err
 	}
-	p, err := a.compile(file, set)
+	p, err := a.compile(ctx, file, set, f.server)
 	if err != nil {
 		return err
 	}
