@@ -149,3 +149,37 @@ func TestCatalogDiagnostics(t *testing.T) {
 		})
 	}
 }
+
+// TestGarbledCatalog compiles garbled versions of the catalogue test
+// pipeline and of a registered component's source: never a panic, every
+// diagnostic names a file.
+func TestGarbledCatalog(t *testing.T) {
+	file := filepath.Join("testdata", "TestCatalog", "pipeline.yml")
+	data, err := os.ReadFile(file)
+	require.NoError(t, err)
+	compile := func(what string, variant []byte, cat *plan.Catalog) {
+		defer func() {
+			if r := recover(); r != nil {
+				t.Fatalf("panic on a garbled %s: %v\n--- input ---\n%s", what, r, variant)
+			}
+		}()
+		read := func(name string) ([]byte, error) {
+			if name == file {
+				return variant, nil
+			}
+			return os.ReadFile(name)
+		}
+		_, diags := Compile(file, Options{ReadFile: read, Catalog: cat})
+		for _, d := range diags {
+			require.NotEmpty(t, d.Pos.File, "garbled %s: %s", what, d.Summary)
+		}
+	}
+	for _, v := range garble(data) {
+		compile("pipeline", v, testCatalog(t))
+	}
+	for _, v := range garble([]byte(testCatalog(t).Components[0].Source)) {
+		cat := testCatalog(t)
+		cat.Components[0].Source = string(v)
+		compile("registered component", data, cat)
+	}
+}

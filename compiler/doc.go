@@ -32,6 +32,16 @@
 //     enclosing pipeline, for the root and nested pipelines alike) or ValueNone
 //     (an optional input left unset). ${{parent.jobs.s.inputs.y}} is replaced
 //     by what s's input y is bound to.
+//   - Data written as azureml:<name>:<version>, azureml:<name>@latest or
+//     azureml:<name>:latest (a path:, a --set value, or a bare value bound
+//     to a data input) is the Options.Catalog asset's Path, kept as
+//     registered; latest is the version registered last. Its Data.Type is
+//     the input's declared type, which the asset's type fits (the same; an
+//     mltable for a uri_folder; a uri_file or uri_folder for a model), else
+//     the asset's. A component: written that way is the registered
+//     ComponentAsset.Source compiled as the file <Dir>/<name>.yml, so its
+//     relative paths resolve against Dir and its diagnostics name that file.
+//     Registry references (azureml://registries/...) are refused.
 //   - The root Pipeline.Inputs are resolved: --set overrides applied,
 //     defaults taken, no references. A nested Pipeline.Inputs are
 //     declarations; their values come from the step that uses the pipeline.

@@ -210,7 +210,7 @@ func (p *parser) parseDistribution(name string, e entry) *plan.Distribution {
 func (p *parser) codePath(name string, code *scalarAST) string {
 	v := code.Value
 	if strings.HasPrefix(v, "azureml:") || strings.Contains(v, "://") {
-		p.errorf(code.Pos, "porch resolves only local files: point code: at a local folder (a later version adds a catalogue)",
+		p.errorf(code.Pos, "porch resolves only local folders for code: point code: at a local folder",
 			"code %q cannot be resolved offline", v)
 		return ""
 	}
