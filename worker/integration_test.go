@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
@@ -291,4 +292,41 @@ jobs:
 	require.Equal(t, workflows.StatusFailed, st.Status)
 	require.Contains(t, st.Error, "limits.timeout of 2s")
 	require.Less(t, st.Ended.Sub(st.Started), time.Minute, "the step is stopped, not waited out")
+}
+
+func TestARegisteredLocalDatastoreHoldsTheStepsOutputs(t *testing.T) {
+	h := newHarness(t)
+	shared := t.TempDir()
+	name := "nfs" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	_, err := workflows.RegisterCatalogEntry(context.Background(), temporalClient,
+		workflows.CatalogEntry{Datastore: &plan.Datastore{Name: name, Type: plan.DatastoreLocal, Path: shared}})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		_ = workflows.RemoveCatalogEntry(context.Background(), temporalClient, workflows.CatalogRemoval{Kind: workflows.KindDatastore, Name: name})
+	})
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "p.yml"), []byte(fmt.Sprintf(`type: pipeline
+name: ds
+settings:
+  default_datastore: azureml:%s
+jobs:
+  write:
+    command: echo shared > ${{outputs.out}}/x.txt
+    outputs:
+      out:
+        type: uri_folder
+  read:
+    command: cat ${{inputs.x}}/x.txt > ${{outputs.out}}/y.txt
+    inputs:
+      x: ${{parent.jobs.write.outputs.out}}
+    outputs:
+      out:
+        type: uri_folder
+`, name)), 0o644))
+	runID, err := h.run(compile(t, filepath.Join(dir, "p.yml"), nil))
+	require.NoError(t, err)
+	data, err := os.ReadFile(filepath.Join(shared, "azureml", runID, "read", "out", "y.txt"))
+	require.NoError(t, err)
+	assert.Equal(t, "shared\n", string(data), "both steps' outputs are in the registered datastore's folder")
+	assert.NoDirExists(t, filepath.Join(h.home, "datastores", name), "nothing lands under the porch home")
 }

@@ -25,6 +25,10 @@ import (
 // and with it the kill of a step's processes, by many seconds.
 const heartbeatThrottle = time.Second
 
+// catalogTimeout bounds reading the server's catalogue of datastores; a
+// worker keeps its last copy when it cannot.
+const catalogTimeout = 5 * time.Second
+
 // Options says what a worker serves.
 type Options struct {
 	// Home is the porch home (datastores, working folders).
@@ -75,7 +79,15 @@ func Start(c client.Client, opts Options) (*Worker, error) {
 	if opts.Python == "" {
 		opts.Python = os.Getenv("PORCH_PYTHON")
 	}
-	acts := &activities.Activities{Home: opts.Home, HeartbeatInterval: heartbeatThrottle, Python: opts.Python, Node: opts.Node}
+	acts := &activities.Activities{
+		Home: opts.Home, HeartbeatInterval: heartbeatThrottle, Python: opts.Python, Node: opts.Node,
+		Datastores: func(ctx context.Context) ([]plan.Datastore, error) {
+			ctx, cancel := context.WithTimeout(ctx, catalogTimeout)
+			defer cancel()
+			cat, err := workflows.GetCatalog(ctx, c)
+			return cat.Datastores, err
+		},
+	}
 	w := &Worker{acts: acts}
 	serves := len(opts.Computes) > 0
 	if serves {
