@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/api/temporalproto"
 	"go.temporal.io/api/workflowservice/v1"
 
+	"github.com/porch-pipelines/porch/compiler/plan"
 	"github.com/porch-pipelines/porch/workflows"
 )
 
@@ -156,4 +157,32 @@ func TestRecordSweepHistories(t *testing.T) {
 	id, err = h.run(compile(t, bandit, nil))
 	require.NoError(t, err)
 	record("bandit", id)
+}
+
+// TestRecordCatalogHistory records the catalogue workflow's history after
+// registering, replacing and removing entries. The workflow never ends: the
+// fixture is a running history, which the replayer replays as far as it goes.
+//
+//	PORCH_RECORD_HISTORIES=1 go test ./worker -run TestRecordCatalogHistory
+func TestRecordCatalogHistory(t *testing.T) {
+	if os.Getenv("PORCH_RECORD_HISTORIES") == "" {
+		t.Skip("set PORCH_RECORD_HISTORIES=1 to regenerate workflows/testdata/histories")
+	}
+	newHarness(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	entries := []workflows.CatalogEntry{
+		{Datastore: &plan.Datastore{Name: "nfs", Type: plan.DatastoreLocal, Path: dir}},
+		{Datastore: &plan.Datastore{Name: "nfs", Type: plan.DatastoreLocal, Path: filepath.Join(dir, "v2")}},
+		{Data: &plan.DataAsset{Name: "iris", Version: "1", Type: "uri_file", Path: filepath.Join(dir, "iris.csv")}},
+		{Component: &plan.ComponentAsset{Name: "train", Version: "1", Source: "type: command\ncommand: echo hi\n", Dir: dir}},
+	}
+	for _, e := range entries {
+		_, err := workflows.RegisterCatalogEntry(ctx, temporalClient, e)
+		require.NoError(t, err)
+	}
+	_, err := workflows.RegisterCatalogEntry(ctx, temporalClient, entries[2])
+	require.Error(t, err, "a data version is immutable")
+	require.NoError(t, workflows.RemoveCatalogEntry(ctx, temporalClient, workflows.CatalogRemoval{Kind: workflows.KindData, Name: "iris", Version: "1"}))
+	writeHistory(t, workflows.CatalogWorkflowID, filepath.Join("..", "workflows", "testdata", "histories", "v1-catalog.json"))
 }
