@@ -49,18 +49,34 @@ func (a *Activities) refreshDatastores(ctx context.Context) {
 	a.stores.mu.Unlock()
 }
 
-// localPath maps a data URI to this worker's path: a registered local
-// datastore's folder, else the porch home (LocalPath).
+// localPath maps a data URI to this worker's path, through its copy of the
+// registered datastores.
 func (a *Activities) localPath(uri string) (string, error) {
+	a.stores.mu.Lock()
+	byName := a.stores.byName
+	a.stores.mu.Unlock()
+	return mapPath(a.Home, byName, uri)
+}
+
+// MapPath maps a data URI to a local path: on a registered local datastore
+// its folder, else the porch home's (LocalPath). The CLI uses it to show
+// where outputs landed.
+func MapPath(home string, stores []plan.Datastore, uri string) (string, error) {
+	byName := make(map[string]plan.Datastore, len(stores))
+	for _, d := range stores {
+		byName[d.Name] = d
+	}
+	return mapPath(home, byName, uri)
+}
+
+func mapPath(home string, byName map[string]plan.Datastore, uri string) (string, error) {
 	name, rest, ok := splitDatastoreURI(uri)
 	if !ok {
-		return LocalPath(a.Home, uri)
+		return LocalPath(home, uri)
 	}
-	a.stores.mu.Lock()
-	d, found := a.stores.byName[name]
-	a.stores.mu.Unlock()
+	d, found := byName[name]
 	if !found {
-		return LocalPath(a.Home, uri)
+		return LocalPath(home, uri)
 	}
 	switch d.Type {
 	case plan.DatastoreLocal:

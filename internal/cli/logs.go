@@ -107,7 +107,7 @@ func (a *app) logFiles(ctx context.Context, w *stepWatcher, sess *session, runID
 		if step != "" && s.Path != step && !strings.HasSuffix(s.Path, "/"+step) && !strings.HasPrefix(s.Path, step+"/trial-") {
 			continue
 		}
-		files = append(files, &logFile{step: s, path: stepLogFile(sess.settings.Home, runID, "", s)})
+		files = append(files, &logFile{step: s, path: stepLogFile(sess.paths(ctx), runID, "", s)})
 	}
 	if step != "" && len(files) == 0 {
 		return nil, fmt.Errorf("run %s has no command or parallel step %q: its steps are %s", runID, step, strings.Join(names, ", "))

@@ -20,7 +20,7 @@ func (a *app) report(ctx context.Context, sess *session, runID, datastore string
 	if out.err == nil {
 		fmt.Fprintf(a.stdout, "run %s succeeded in %s\n", runID, formatDuration(took))
 		printTrials(ctx, a.stdout, sess.client, out.steps)
-		a.printOutputs(sess.settings.Home, out)
+		a.printOutputs(sess.paths(ctx), out)
 		return nil
 	}
 	var canceled *temporal.CanceledError
@@ -29,7 +29,7 @@ func (a *app) report(ctx context.Context, sess *session, runID, datastore string
 		return silentExit(ExitFailure)
 	}
 	fmt.Fprintf(a.stderr, "porch: run %s failed after %s\n", runID, formatDuration(took))
-	for _, f := range collectFailures(ctx, sess.client, sess.settings.Home, runID, datastore, out) {
+	for _, f := range collectFailures(ctx, sess.client, sess.paths(ctx), runID, datastore, out) {
 		a.printFailure(f)
 	}
 	return silentExit(ExitFailure)
@@ -42,7 +42,7 @@ const maxListedOutputs = 20
 
 // printOutputs lists the pipeline's outputs, or its steps' (at most
 // maxListedOutputs) when the pipeline declares none, with their local paths.
-func (a *app) printOutputs(home string, out watchOutcome) {
+func (a *app) printOutputs(paths pathMapper, out watchOutcome) {
 	type row struct{ name, uri string }
 	var rows []row
 	for _, o := range out.result.Outputs {
@@ -66,7 +66,7 @@ func (a *app) printOutputs(home string, out watchOutcome) {
 		rows, more = rows[:maxListedOutputs], len(rows)-maxListedOutputs
 	}
 	for _, r := range rows {
-		if local, err := activities.LocalPath(home, r.uri); err == nil && local != r.uri {
+		if local, err := paths(r.uri); err == nil && local != r.uri {
 			fmt.Fprintf(a.stdout, "  %s: %s\n    %s\n", r.name, r.uri, local)
 		} else {
 			fmt.Fprintf(a.stdout, "  %s: %s\n", r.name, r.uri)
@@ -116,7 +116,7 @@ func (a *app) printFailure(f stepFailure) {
 
 // collectFailures explains a failed run: its failed command steps with their
 // errors, stderr tails and logs, else its failed steps, else its error.
-func collectFailures(ctx context.Context, c client.Client, home, runID, datastore string, out watchOutcome) []stepFailure {
+func collectFailures(ctx context.Context, c client.Client, paths pathMapper, runID, datastore string, out watchOutcome) []stepFailure {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), queryTimeout)
 	defer cancel()
 	var failures []stepFailure
@@ -125,7 +125,7 @@ func collectFailures(ctx context.Context, c client.Client, home, runID, datastor
 			if s.Status != workflows.StatusFailed || (only && s.Type != plan.StepCommand && s.Type != plan.StepParallel) {
 				continue
 			}
-			f := stepFailure{path: s.Path, message: firstLine(s.Error), logFile: stepLogFile(home, runID, datastore, s)}
+			f := stepFailure{path: s.Path, message: firstLine(s.Error), logFile: stepLogFile(paths, runID, datastore, s)}
 			if s.Type == plan.StepParallel {
 				f.tailLabel = "traceback"
 			}
@@ -183,7 +183,7 @@ func deepestMessage(err error) string {
 // stepLogFile is where a step's log is on this host: a command's
 // std_log.txt, a parallel step's processed_mini-batches.csv (one row per
 // attempt of a mini-batch).
-func stepLogFile(home, runID, datastore string, s workflows.StepState) string {
+func stepLogFile(paths pathMapper, runID, datastore string, s workflows.StepState) string {
 	if s.Type != plan.StepCommand && s.Type != plan.StepParallel {
 		return ""
 	}
@@ -199,7 +199,7 @@ func stepLogFile(home, runID, datastore string, s workflows.StepState) string {
 		}
 		uri = activities.StepArtifactsURI(datastore, runID, s.Path)
 	}
-	dir, err := activities.LocalPath(home, uri)
+	dir, err := paths(uri)
 	if err != nil {
 		return ""
 	}

@@ -21,7 +21,7 @@ func TestPrintOutputsListsAtMostTwentyStepOutputs(t *testing.T) {
 			{Name: "artifacts", URI: fmt.Sprintf("azureml://datastores/ws/paths/azureml/r/s%d/artifacts/", i)},
 		}})
 	}
-	a.printOutputs("/home", watchOutcome{steps: steps})
+	a.printOutputs(homePaths("/home"), watchOutcome{steps: steps})
 	text := out.String()
 	require.Equal(t, maxListedOutputs, strings.Count(text, ".out: "), text)
 	require.NotContains(t, text, "artifacts", "a step's artifacts are not one of its outputs")

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/porch-pipelines/porch/activities"
 	"github.com/porch-pipelines/porch/compiler/plan"
 	"github.com/porch-pipelines/porch/internal/devserver"
 	"github.com/porch-pipelines/porch/worker"
@@ -31,6 +32,35 @@ type session struct {
 	// ui is the web UI of a remote server, when porch knows it.
 	ui      string
 	closers []io.Closer
+	// stores are the server's registered datastores, read once (paths).
+	stores     []plan.Datastore
+	storesRead bool
+}
+
+// pathMapper maps a data URI to where it is on this host.
+type pathMapper func(uri string) (string, error)
+
+// homePaths maps data URIs to folders under home only.
+func homePaths(home string) pathMapper {
+	return func(uri string) (string, error) { return activities.LocalPath(home, uri) }
+}
+
+// storesTimeout bounds reading the server's datastores to show paths.
+const storesTimeout = 3 * time.Second
+
+// paths maps data URIs through the server's registered datastores (read
+// once; none when they cannot be read), else to folders under the home.
+func (s *session) paths(ctx context.Context) pathMapper {
+	if !s.storesRead && s.client != nil {
+		s.storesRead = true
+		ctx, cancel := context.WithTimeout(ctx, storesTimeout)
+		defer cancel()
+		if cat, err := workflows.GetCatalog(ctx, s.client); err == nil {
+			s.stores = cat.Datastores
+		}
+	}
+	home, stores := s.settings.Home, s.stores
+	return func(uri string) (string, error) { return activities.MapPath(home, stores, uri) }
 }
 
 // embedded says whether porch started the server and stops it at the end.

@@ -83,12 +83,12 @@ func (a *app) showRun(ctx context.Context, sess *session, runID string, info *wo
 	switch info.GetStatus() {
 	case enums.WORKFLOW_EXECUTION_STATUS_COMPLETED:
 		if sess.client.GetWorkflow(ctx, runID, "").Get(ctx, &out.result) == nil {
-			a.printOutputs(sess.settings.Home, out)
+			a.printOutputs(sess.paths(ctx), out)
 		}
 	case enums.WORKFLOW_EXECUTION_STATUS_RUNNING:
 	default:
 		out.err = sess.client.GetWorkflow(ctx, runID, "").Get(ctx, nil)
-		for _, f := range collectFailures(ctx, sess.client, sess.settings.Home, runID, "", out) {
+		for _, f := range collectFailures(ctx, sess.client, sess.paths(ctx), runID, "", out) {
 			a.printFailure(f)
 		}
 	}
