@@ -1,0 +1,203 @@
+// Package s3test starts a real MinIO server on loopback for tests: one server
+// per test process, a fresh bucket per Start.
+//
+// A package whose tests call Start stops the server at the end with
+//
+//	func TestMain(m *testing.M) { os.Exit(s3test.Main(m)) }
+//
+// (without it the server still dies with the test process, by a parent-death
+// signal, but its data folder stays in the temporary folder).
+package s3test
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/minio/minio-go/v7"
+	"github.com/minio/minio-go/v7/pkg/credentials"
+)
+
+// InstallCommand builds the MinIO server these tests use.
+const InstallCommand = "go install github.com/minio/minio@v0.0.0-20260212201848-7aac2a2c5b7c"
+
+var (
+	mu      sync.Mutex
+	running *server
+	failed  error
+	buckets atomic.Int64
+)
+
+// server is the MinIO process this test process started.
+type server struct {
+	cmd       *exec.Cmd
+	dir       string
+	endpoint  string
+	accessKey string
+	secretKey string
+	exited    chan struct{}
+	log       *bytes.Buffer
+}
+
+// Start returns a MinIO server on loopback, started on the first call, and a
+// new empty bucket on it. It skips the test when no MinIO binary is found
+// ($PORCH_MINIO, minio on PATH, or $(go env GOPATH)/bin/minio), saying how
+// to install one.
+func Start(t testing.TB) (endpoint, accessKey, secretKey, bucket string) {
+	t.Helper()
+	bin := Binary()
+	if bin == "" {
+		t.Skipf("no MinIO server: install it with %q (or set PORCH_MINIO to its path)", InstallCommand)
+	}
+	mu.Lock()
+	if running == nil && failed == nil {
+		running, failed = start(bin)
+	}
+	srv, err := running, failed
+	mu.Unlock()
+	if err != nil {
+		t.Fatalf("start MinIO: %v", err)
+	}
+	bucket = fmt.Sprintf("porch-test-%d", buckets.Add(1))
+	client, err := minio.New(srv.endpoint[len("http://"):], &minio.Options{
+		Creds: credentials.NewStaticV4(srv.accessKey, srv.secretKey, ""),
+	})
+	if err != nil {
+		t.Fatalf("MinIO client: %v", err)
+	}
+	if err := client.MakeBucket(context.Background(), bucket, minio.MakeBucketOptions{}); err != nil {
+		t.Fatalf("create bucket %q on MinIO: %v", bucket, err)
+	}
+	return srv.endpoint, srv.accessKey, srv.secretKey, bucket
+}
+
+// Main runs the tests and then stops the server if one was started. Call it
+// from TestMain: os.Exit(s3test.Main(m)).
+func Main(m *testing.M) int {
+	code := m.Run()
+	Stop()
+	return code
+}
+
+// Stop stops the server and removes its data. Start starts a new one after.
+func Stop() {
+	mu.Lock()
+	defer mu.Unlock()
+	if running == nil {
+		return
+	}
+	_ = running.cmd.Process.Kill()
+	<-running.exited
+	os.RemoveAll(running.dir)
+	running = nil
+}
+
+// Binary is the MinIO server the tests run: $PORCH_MINIO, else minio on
+// PATH, else $(go env GOPATH)/bin/minio; "" when there is none.
+func Binary() string {
+	if p := os.Getenv("PORCH_MINIO"); p != "" {
+		return p
+	}
+	if p, err := exec.LookPath("minio"); err == nil {
+		return p
+	}
+	out, err := exec.Command("go", "env", "GOPATH").Output()
+	if err != nil {
+		return ""
+	}
+	for _, dir := range filepath.SplitList(string(bytes.TrimSpace(out))) {
+		p := filepath.Join(dir, "bin", "minio")
+		if info, err := os.Stat(p); err == nil && !info.IsDir() {
+			return p
+		}
+	}
+	return ""
+}
+
+// start launches MinIO on free loopback ports with random root credentials
+// and waits until it is live.
+func start(bin string) (*server, error) {
+	dir, err := os.MkdirTemp("", "porch-minio-")
+	if err != nil {
+		return nil, err
+	}
+	srv := &server{dir: dir, accessKey: "porch" + random(6), secretKey: random(20), exited: make(chan struct{}), log: &bytes.Buffer{}}
+	addr, console := freePort(), freePort()
+	srv.endpoint = "http://" + addr
+	srv.cmd = exec.Command(bin, "server", filepath.Join(dir, "data"), "--address", addr,
+		"--console-address", console, "--certs-dir", filepath.Join(dir, "certs"), "--quiet")
+	srv.cmd.Env = append(os.Environ(), "MINIO_ROOT_USER="+srv.accessKey, "MINIO_ROOT_PASSWORD="+srv.secretKey,
+		"MINIO_UPDATE=off", "MINIO_BROWSER=off")
+	srv.cmd.Stdout, srv.cmd.Stderr = srv.log, srv.log
+	// The server dies with the test process even when TestMain does not stop it.
+	srv.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := srv.cmd.Start(); err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("run %s: %w", bin, err)
+	}
+	go func() {
+		_ = srv.cmd.Wait()
+		close(srv.exited)
+	}()
+	if err := srv.waitLive(); err != nil {
+		_ = srv.cmd.Process.Kill()
+		<-srv.exited
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("%w; its output:\n%s", err, srv.log.String())
+	}
+	return srv, nil
+}
+
+// waitLive polls /minio/health/live until the server answers, exits, or a
+// minute passes.
+func (s *server) waitLive() error {
+	deadline := time.After(time.Minute)
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	client := &http.Client{Timeout: 2 * time.Second}
+	for {
+		resp, err := client.Get(s.endpoint + "/minio/health/live")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		select {
+		case <-s.exited:
+			return fmt.Errorf("minio exited before it was live")
+		case <-deadline:
+			return fmt.Errorf("minio at %s not live after a minute", s.endpoint)
+		case <-tick.C:
+		}
+	}
+}
+
+// freePort returns a loopback address no one listens on right now.
+func freePort() string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "127.0.0.1:0"
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// random returns n random bytes in hex.
+func random(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
