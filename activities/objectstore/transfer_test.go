@@ -184,3 +184,17 @@ func TestUploadRefusesWhatIsNotAFile(t *testing.T) {
 	_, err = s.Upload(ctx, src, "out")
 	require.ErrorContains(t, err, "it is a folder behind a symbolic link, not a regular file")
 }
+
+func TestCancelledTransfersStop(t *testing.T) {
+	s := openMinIO(t, "ws")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	src := writeTree(t, map[string]string{"a.txt": "a"})
+	_, err := s.Upload(ctx, src, "out")
+	require.ErrorIs(t, err, context.Canceled)
+	_, err = s.Download(ctx, "out", filepath.Join(t.TempDir(), "out"))
+	require.ErrorIs(t, err, context.Canceled)
+	ok, err := s.Committed(context.Background(), "out")
+	require.NoError(t, err)
+	require.False(t, ok)
+}

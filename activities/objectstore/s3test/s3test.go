@@ -113,6 +113,12 @@ func Binary() string {
 	if p, err := exec.LookPath("minio"); err == nil {
 		return p
 	}
+	return gopathMinio()
+}
+
+// gopathMinio is $(go env GOPATH)/bin/minio if it exists, asked of the go
+// command once per process.
+var gopathMinio = sync.OnceValue(func() string {
 	out, err := exec.Command("go", "env", "GOPATH").Output()
 	if err != nil {
 		return ""
@@ -124,7 +130,7 @@ func Binary() string {
 		}
 	}
 	return ""
-}
+})
 
 // start launches MinIO on free loopback ports with random root credentials
 // and waits until it is live.
