@@ -19,6 +19,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/minio/minio-go/v7"
@@ -31,7 +32,8 @@ import (
 // says the folder is complete. Upload writes it last.
 const CommitMarker = ".porch-committed"
 
-// Store is one s3 datastore, opened with the worker's credentials.
+// Store is one s3 datastore, opened with the worker's credentials. It is
+// safe for concurrent use.
 type Store struct {
 	def    plan.Datastore
 	client *minio.Client
@@ -51,6 +53,9 @@ func Open(d plan.Datastore) (*Store, error) {
 	}
 	if d.Bucket == "" {
 		return nil, fmt.Errorf("datastore %q has no bucket: set bucket: in its datastore file", d.Name)
+	}
+	if slices.Contains(strings.Split(d.Prefix, "/"), "..") {
+		return nil, fmt.Errorf("datastore %q: prefix %q goes up with \"..\": give a path inside the bucket", d.Name, d.Prefix)
 	}
 	host, secure, err := parseEndpoint(d.Endpoint)
 	if err != nil {

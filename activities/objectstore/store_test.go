@@ -79,6 +79,7 @@ func TestOpenRefusesBadDefinitions(t *testing.T) {
 		{plan.Datastore{Name: "s", Type: plan.DatastoreS3}, `datastore "s" has no bucket`},
 		{plan.Datastore{Name: "s", Type: plan.DatastoreS3, Bucket: "b", Endpoint: "127.0.0.1:9000"}, `start it with https:// or http://`},
 		{plan.Datastore{Name: "s", Type: plan.DatastoreS3, Bucket: "b", Endpoint: "http://h:9000/bucket"}, `has a path, query or user`},
+		{plan.Datastore{Name: "s", Type: plan.DatastoreS3, Bucket: "b", Prefix: "a/../../x"}, `prefix "a/../../x" goes up with ".."`},
 	} {
 		_, err := Open(c.d)
 		require.ErrorContains(t, err, c.want)
