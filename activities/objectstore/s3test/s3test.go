@@ -62,7 +62,8 @@ func Start(t testing.TB) (endpoint, accessKey, secretKey, bucket string) {
 		t.Skipf("no MinIO server: install it with %q (or set PORCH_MINIO to its path)", InstallCommand)
 	}
 	mu.Lock()
-	if running == nil && failed == nil {
+	// Another process may take a free port before MinIO binds it: try again.
+	for try := 0; running == nil && try < 3; try++ {
 		running, failed = start(bin)
 	}
 	srv, err := running, failed
@@ -140,7 +141,8 @@ func start(bin string) (*server, error) {
 		return nil, err
 	}
 	srv := &server{dir: dir, accessKey: "porch" + random(6), secretKey: random(20), exited: make(chan struct{}), log: &bytes.Buffer{}}
-	addr, console := freePort(), freePort()
+	ports := freePorts(2)
+	addr, console := ports[0], ports[1]
 	srv.endpoint = "http://" + addr
 	srv.cmd = exec.Command(bin, "server", filepath.Join(dir, "data"), "--address", addr,
 		"--console-address", console, "--certs-dir", filepath.Join(dir, "certs"), "--quiet")
@@ -191,14 +193,20 @@ func (s *server) waitLive() error {
 	}
 }
 
-// freePort returns a loopback address no one listens on right now.
-func freePort() string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "127.0.0.1:0"
+// freePorts returns n distinct loopback addresses no one listens on right
+// now. The listeners stay open until all are chosen, so no two are the same.
+func freePorts(n int) []string {
+	var addrs []string
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			addrs = append(addrs, "127.0.0.1:0")
+			continue
+		}
+		defer l.Close()
+		addrs = append(addrs, l.Addr().String())
 	}
-	defer l.Close()
-	return l.Addr().String()
+	return addrs
 }
 
 // random returns n random bytes in hex.
