@@ -169,7 +169,8 @@ func start(bin string) (*server, error) {
 }
 
 // waitLive polls /minio/health/live until the server answers, exits, or a
-// minute passes.
+// minute passes. MinIO answers 200 before its storage is ready, with the
+// header "X-Minio-Server-Status: offline": it is live once that is gone.
 func (s *server) waitLive() error {
 	deadline := time.After(time.Minute)
 	tick := time.NewTicker(50 * time.Millisecond)
@@ -179,7 +180,7 @@ func (s *server) waitLive() error {
 		resp, err := client.Get(s.endpoint + "/minio/health/live")
 		if err == nil {
 			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
+			if resp.StatusCode == http.StatusOK && resp.Header.Get("X-Minio-Server-Status") != "offline" {
 				return nil
 			}
 		}
