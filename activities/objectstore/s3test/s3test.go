@@ -168,21 +168,19 @@ func start(bin string) (*server, error) {
 	return srv, nil
 }
 
-// waitLive polls /minio/health/live until the server answers, exits, or a
-// minute passes. MinIO answers 200 before its storage is ready, with the
-// header "X-Minio-Server-Status: offline": it is live once that is gone.
+// waitLive polls MinIO until it serves requests, exits, or a minute passes.
+// /minio/health/live answers 200 as soon as the HTTP server is up, before
+// storage and IAM are (a bucket created then, or a key checked then, is
+// refused with "not initialized"); /minio/health/cluster answers 200 only
+// once all three are.
 func (s *server) waitLive() error {
 	deadline := time.After(time.Minute)
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	client := &http.Client{Timeout: 2 * time.Second}
 	for {
-		resp, err := client.Get(s.endpoint + "/minio/health/live")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK && resp.Header.Get("X-Minio-Server-Status") != "offline" {
-				return nil
-			}
+		if ok(client, s.endpoint+"/minio/health/live") && ok(client, s.endpoint+"/minio/health/cluster") {
+			return nil
 		}
 		select {
 		case <-s.exited:
@@ -192,6 +190,16 @@ func (s *server) waitLive() error {
 		case <-tick.C:
 		}
 	}
+}
+
+// ok says whether a GET of url answers 200.
+func ok(client *http.Client, url string) bool {
+	resp, err := client.Get(url)
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
 }
 
 // freePorts returns n distinct loopback addresses no one listens on right
