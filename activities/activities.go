@@ -55,6 +55,7 @@ type Activities struct {
 	parallelOnce sync.Once
 	runtimes     *runtimes
 	stores       datastores
+	objects      objectStores
 }
 
 // Register registers the activities under their explicit names.
@@ -106,7 +107,7 @@ func (a *Activities) RunCommand(ctx context.Context, in RunCommandInput) (RunCom
 	if err != nil {
 		return RunCommandResult{}, err
 	}
-	b, err := a.bind(in, f)
+	b, err := a.bind(ctx, in, f)
 	if err != nil {
 		return RunCommandResult{}, err
 	}
@@ -134,6 +135,10 @@ func (a *Activities) RunCommand(ctx context.Context, in RunCommandInput) (RunCom
 	out := runAll(runCtx, specs, a.killGrace())
 	stopBeats()
 	if err := r.outcome(ctx, runCtx, procs, specs, out); err != nil {
+		return RunCommandResult{}, err
+	}
+	if err := a.commitUploads(ctx, in.StepPath, b.uploads); err != nil {
+		_ = appendLog(r.mainLog(), "porch: "+err.Error())
 		return RunCommandResult{}, err
 	}
 	return RunCommandResult{WorkDir: f.work, LogDir: f.artifacts, Outputs: b.outputs, Attempt: attempt}, nil

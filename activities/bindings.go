@@ -1,10 +1,12 @@
 package activities
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -20,6 +22,9 @@ type bindings struct {
 	// outputs are the outputs' locations in declaration order, artifacts
 	// included (last when not declared).
 	outputs []OutputLocation
+	// uploads are the outputs on s3 datastores, staged locally and
+	// uploaded when the step succeeds.
+	uploads []upload
 }
 
 func (b bindings) output(name string) (string, bool) {
@@ -33,10 +38,10 @@ func (b bindings) output(name string) (string, bool) {
 
 // bind resolves the step's inputs to literals and local paths, and its
 // outputs to local paths, creating the outputs' folders.
-func (a *Activities) bind(in RunCommandInput, f stepFolders) (bindings, error) {
+func (a *Activities) bind(ctx context.Context, in RunCommandInput, f stepFolders) (bindings, error) {
 	b := bindings{inputs: map[string]string{}}
 	for _, inp := range in.Inputs {
-		v, set, err := a.inputValue(in.StepPath, inp)
+		v, set, err := a.inputValue(ctx, in.StepPath, inp, f.work)
 		if err != nil {
 			return b, err
 		}
@@ -51,11 +56,14 @@ func (a *Activities) bind(in RunCommandInput, f stepFolders) (bindings, error) {
 			b.outputs = append(b.outputs, OutputLocation{Name: out.Name, URI: f.artifactsURI, Path: f.artifacts})
 			continue
 		}
-		loc, err := a.outputLocation(in, out)
+		loc, up, err := a.outputLocation(in, out, f)
 		if err != nil {
 			return b, err
 		}
 		b.outputs = append(b.outputs, loc)
+		if up != nil {
+			b.uploads = append(b.uploads, *up)
+		}
 	}
 	if !artifactsDeclared {
 		b.outputs = append(b.outputs, OutputLocation{Name: plan.ArtifactsOutput, URI: f.artifactsURI, Path: f.artifacts})
@@ -63,8 +71,9 @@ func (a *Activities) bind(in RunCommandInput, f stepFolders) (bindings, error) {
 	return b, nil
 }
 
-// inputValue is what one input renders as, and whether it is set.
-func (a *Activities) inputValue(step string, inp plan.Input) (string, bool, error) {
+// inputValue is what one input renders as, and whether it is set. Data on
+// an s3 datastore is downloaded into the working folder work.
+func (a *Activities) inputValue(ctx context.Context, step string, inp plan.Input, work string) (string, bool, error) {
 	switch inp.Value.Kind {
 	case plan.ValueLiteral:
 		return inp.Value.Literal, true, nil
@@ -75,6 +84,10 @@ func (a *Activities) inputValue(step string, inp plan.Input) (string, bool, erro
 			return "", false, invalidStep("step %q: input %q is data without a path: give the input a path", step, inp.Name)
 		}
 		uri := inp.Value.Data.Path
+		if d, rest, ok := a.s3Location(uri); ok {
+			p, err := a.downloadInput(ctx, step, inp, d, rest, work)
+			return p, err == nil, err
+		}
 		p, err := a.localPath(uri)
 		if err != nil {
 			return "", false, invalidStep("step %q: input %q: %v", step, inp.Name, err)
@@ -92,27 +105,40 @@ func (a *Activities) inputValue(step string, inp plan.Input) (string, bool, erro
 }
 
 // outputLocation maps one output to its local path and creates its folder
-// (for uri_file, the file's folder).
-func (a *Activities) outputLocation(in RunCommandInput, out plan.Output) (OutputLocation, error) {
+// (for uri_file, the file's folder). An output on an s3 datastore is
+// written to a staging folder and uploaded when the step succeeds.
+func (a *Activities) outputLocation(in RunCommandInput, out plan.Output, f stepFolders) (OutputLocation, *upload, error) {
 	uri := out.Path
 	if uri == "" {
 		uri = plan.DefaultOutputURI(datastoreOf(in), in.RunID, in.StepPath, out.Name)
 	}
 	if strings.Contains(uri, "${{") {
-		return OutputLocation{}, invalidStep("step %q: output %q has an unresolved path %q: the workflow must substitute ${{...}}", in.StepPath, out.Name, uri)
+		return OutputLocation{}, nil, invalidStep("step %q: output %q has an unresolved path %q: the workflow must substitute ${{...}}", in.StepPath, out.Name, uri)
 	}
+	var up *upload
 	p, err := a.localPath(uri)
+	if d, rest, ok := a.s3Location(uri); ok {
+		staged := filepath.Join(f.staging(), out.Name)
+		if err := os.RemoveAll(staged); err != nil {
+			return OutputLocation{}, nil, fmt.Errorf("step %q: clear the staging folder of output %q: %w", in.StepPath, out.Name, err)
+		}
+		p, err = staged, nil
+		if out.Type == "uri_file" {
+			p = filepath.Join(staged, path.Base(rest))
+		}
+		up = &upload{name: out.Name, local: p, store: d, path: rest}
+	}
 	if err != nil {
-		return OutputLocation{}, invalidStep("step %q: output %q: %v", in.StepPath, out.Name, err)
+		return OutputLocation{}, nil, invalidStep("step %q: output %q: %v", in.StepPath, out.Name, err)
 	}
 	dir := p
 	if out.Type == "uri_file" {
 		dir = filepath.Dir(p)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return OutputLocation{}, fmt.Errorf("step %q: create folder of output %q: %w", in.StepPath, out.Name, err)
+		return OutputLocation{}, nil, fmt.Errorf("step %q: create folder of output %q: %w", in.StepPath, out.Name, err)
 	}
-	return OutputLocation{Name: out.Name, URI: uri, Path: p}, nil
+	return OutputLocation{Name: out.Name, URI: uri, Path: p}, up, nil
 }
 
 // render renders the step's command line.

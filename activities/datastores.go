@@ -58,6 +58,16 @@ func (a *Activities) localPath(uri string) (string, error) {
 	return mapPath(a.Home, byName, uri)
 }
 
+// artifactsPath is where a step's artifacts (logs, porch's state) live on
+// this worker: in a local datastore's folder, and under the porch home when
+// the datastore is an object store.
+func (a *Activities) artifactsPath(uri string) (string, error) {
+	if _, _, ok := a.s3Location(uri); ok {
+		return LocalPath(a.Home, uri)
+	}
+	return a.localPath(uri)
+}
+
 // MapPath maps a data URI to a local path: on a registered local datastore
 // its folder, else the porch home's (LocalPath). The CLI uses it to show
 // where outputs landed.

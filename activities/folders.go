@@ -25,6 +25,15 @@ type stepFolders struct {
 
 func (f stepFolders) userLogs() string { return filepath.Join(f.artifacts, "user_logs") }
 
+// staging is where outputs bound for an s3 datastore are written before
+// their upload: the working folder, else (no command runs) the artifacts.
+func (f stepFolders) staging() string {
+	if f.work != "" {
+		return filepath.Join(f.work, ".porch-outputs")
+	}
+	return filepath.Join(f.artifacts, "porch", "staging")
+}
+
 // checkName refuses a run id or step path that would name a folder outside
 // the porch home.
 func checkName(what, name string) error {
@@ -53,7 +62,7 @@ func (a *Activities) prepareFolders(in RunCommandInput) (stepFolders, error) {
 	}
 	var f stepFolders
 	f.artifactsURI = StepArtifactsURI(datastoreOf(in), in.RunID, in.StepPath)
-	dir, err := a.localPath(f.artifactsURI)
+	dir, err := a.artifactsPath(f.artifactsURI)
 	if err != nil {
 		return f, invalidStep("step %q: %v", in.StepPath, err)
 	}

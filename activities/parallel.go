@@ -37,7 +37,7 @@ func (a *Activities) PlanMiniBatches(ctx context.Context, in PlanMiniBatchesInpu
 	if err != nil {
 		return ParallelPlan{}, err
 	}
-	data, err := a.inputData(in)
+	data, err := a.inputData(ctx, in)
 	if err != nil {
 		return ParallelPlan{}, err
 	}
@@ -87,12 +87,12 @@ func (a *Activities) PlanMiniBatches(ctx context.Context, in PlanMiniBatchesInpu
 }
 
 // inputData finds the input the step splits and where it is on this worker.
-func (a *Activities) inputData(in PlanMiniBatchesInput) (minibatch.Input, error) {
+func (a *Activities) inputData(ctx context.Context, in PlanMiniBatchesInput) (minibatch.Input, error) {
 	for _, inp := range in.Inputs {
 		if inp.Name != in.Parallel.InputData {
 			continue
 		}
-		path, set, err := a.inputValue(in.StepPath, inp)
+		path, set, err := a.inputValue(ctx, in.StepPath, inp, "")
 		if err != nil {
 			return minibatch.Input{}, err
 		}

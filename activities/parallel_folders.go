@@ -36,7 +36,7 @@ func (a *Activities) parallelFolders(ref ParallelStepRef) (parallelFolders, erro
 	}
 	var f parallelFolders
 	f.artifactsURI = StepArtifactsURI(ref.Datastore, ref.RunID, ref.StepPath)
-	dir, err := a.localPath(f.artifactsURI)
+	dir, err := a.artifactsPath(f.artifactsURI)
 	if err != nil {
 		return f, invalidStep("step %q: %v", ref.StepPath, err)
 	}

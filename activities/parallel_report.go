@@ -154,7 +154,7 @@ func (a *Activities) FinishParallel(ctx context.Context, in FinishParallelInput)
 	}
 	res := FinishParallelResult{LogDir: f.logs}
 	cmd := RunCommandInput{RunID: ref.RunID, StepPath: ref.StepPath, DefaultDatastore: ref.Datastore, Outputs: spec.Input.Outputs}
-	b, err := a.bind(cmd, stepFolders{artifactsURI: f.artifactsURI, artifacts: f.artifacts})
+	b, err := a.bind(ctx, cmd, stepFolders{artifactsURI: f.artifactsURI, artifacts: f.artifacts})
 	if err != nil {
 		return res, err
 	}
@@ -169,6 +169,11 @@ func (a *Activities) FinishParallel(ctx context.Context, in FinishParallelInput)
 	}
 	if err := writeResult(f, in); err != nil {
 		return res, fmt.Errorf("step %q: write job_result.txt: %w", ref.StepPath, err)
+	}
+	if in.Succeeded {
+		if err := a.commitUploads(ctx, ref.StepPath, b.uploads); err != nil {
+			return res, err
+		}
 	}
 	if spec.Input.Parallel.CopyLogsToParent {
 		if err := a.copyLogsToParent(f, in); err != nil {
@@ -342,7 +347,7 @@ func (a *Activities) copyLogsToParent(f parallelFolders, in FinishParallelInput)
 	if in.ParentPath == "" {
 		parent = plan.DatastoreURI(ref.Datastore, "azureml/"+ref.RunID+"/"+plan.ArtifactsOutput+"/")
 	}
-	dir, err := a.localPath(parent)
+	dir, err := a.artifactsPath(parent)
 	if err != nil {
 		return err
 	}

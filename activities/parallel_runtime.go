@@ -268,9 +268,14 @@ func (a *Activities) entryScriptOptions(spec parallelSpec, f parallelFolders) (e
 		Command: plan.Command{Template: p.Task.ProgramArguments, Code: p.Task.Code, EnvironmentVariables: p.EnvironmentVariables},
 		Inputs:  in.Inputs, Outputs: in.Outputs,
 	}
-	b, err := a.bind(cmd, sf)
+	b, err := a.bind(context.Background(), cmd, sf)
 	if err != nil {
 		return entryscript.Options{}, err
+	}
+	for _, u := range b.uploads {
+		if u.name != p.Task.AppendRowTo {
+			return entryscript.Options{}, invalidStep("step %q: output %q is on s3 datastore %q: a parallel step writes to object storage only through append_row_to in this version; write it to a local datastore", in.StepPath, u.name, u.store.Name)
+		}
 	}
 	args, err := splitArgs(p.Task.ProgramArguments.Render(b.lookup(cmd)))
 	if err != nil {

@@ -90,7 +90,7 @@ func (a *Activities) ReadTrialMetrics(ctx context.Context, in ReadTrialMetricsIn
 	a.refreshDatastores(ctx)
 	out := make([]TrialMetrics, 0, len(in.Files))
 	for _, f := range in.Files {
-		path, err := a.localPath(StepArtifactsURI(in.Datastore, in.RunID, f.StepPath))
+		path, err := a.artifactsPath(StepArtifactsURI(in.Datastore, in.RunID, f.StepPath))
 		if err != nil {
 			return nil, invalidStep("trial %d: %v", f.Trial, err)
 		}
@@ -143,7 +143,7 @@ type FinishSweepInput struct {
 // duration, the best marked.
 func (a *Activities) FinishSweep(ctx context.Context, in FinishSweepInput) (string, error) {
 	a.refreshDatastores(ctx)
-	dir, err := a.localPath(StepArtifactsURI(in.Datastore, in.RunID, in.StepPath))
+	dir, err := a.artifactsPath(StepArtifactsURI(in.Datastore, in.RunID, in.StepPath))
 	if err != nil {
 		return "", invalidStep("step %q: %v", in.StepPath, err)
 	}

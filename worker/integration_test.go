@@ -17,6 +17,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/porch-pipelines/porch/activities"
+	"github.com/porch-pipelines/porch/activities/objectstore/s3test"
 	"github.com/porch-pipelines/porch/compiler"
 	"github.com/porch-pipelines/porch/compiler/plan"
 	"github.com/porch-pipelines/porch/internal/devserver"
@@ -51,6 +52,7 @@ func runMain(m *testing.M) int {
 		return 1
 	}
 	defer srv.Stop()
+	defer s3test.Stop()
 	serverAddress = srv.FrontendAddress()
 	c, err := client.Dial(client.Options{HostPort: srv.FrontendAddress(), Logger: quietLogger{}})
 	if err != nil {

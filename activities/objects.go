@@ -1,0 +1,107 @@
+package activities
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/porch-pipelines/porch/activities/objectstore"
+	"github.com/porch-pipelines/porch/compiler/plan"
+)
+
+// objectStores are the s3 datastores this worker has opened, by name.
+type objectStores struct {
+	mu     sync.Mutex
+	byName map[string]openStore
+}
+
+type openStore struct {
+	def   plan.Datastore
+	store *objectstore.Store
+}
+
+// s3Location says whether uri is on a registered s3 datastore, which one,
+// and the path inside it.
+func (a *Activities) s3Location(uri string) (plan.Datastore, string, bool) {
+	name, rest, ok := splitDatastoreURI(uri)
+	if !ok {
+		return plan.Datastore{}, "", false
+	}
+	a.stores.mu.Lock()
+	d, found := a.stores.byName[name]
+	a.stores.mu.Unlock()
+	return d, rest, found && d.Type == plan.DatastoreS3
+}
+
+// objectStore opens (once per definition) an s3 datastore with this
+// worker's credentials.
+func (a *Activities) objectStore(d plan.Datastore) (*objectstore.Store, error) {
+	a.objects.mu.Lock()
+	defer a.objects.mu.Unlock()
+	if o, ok := a.objects.byName[d.Name]; ok && o.def == d {
+		return o.store, nil
+	}
+	s, err := objectstore.Open(d)
+	if err != nil {
+		return nil, err
+	}
+	if a.objects.byName == nil {
+		a.objects.byName = map[string]openStore{}
+	}
+	a.objects.byName[d.Name] = openStore{def: d, store: s}
+	return s, nil
+}
+
+// upload is an output to copy to an s3 datastore once the step succeeds.
+type upload struct {
+	name  string
+	local string
+	store plan.Datastore
+	path  string
+}
+
+// downloadInput copies an input on an s3 datastore into the step's working
+// folder and returns its local path: a file for a single object, a folder
+// otherwise. Every input mode downloads on object storage.
+func (a *Activities) downloadInput(ctx context.Context, step string, inp plan.Input, d plan.Datastore, p, dir string) (string, error) {
+	if dir == "" {
+		return "", invalidStep("step %q: input %q is on s3 datastore %q, which this kind of step cannot read yet", step, inp.Name, d.Name)
+	}
+	s, err := a.objectStore(d)
+	if err != nil {
+		return "", temporal.NewApplicationError(fmt.Sprintf("step %q: input %q: open datastore %q: %v", step, inp.Name, d.Name, err), "DatastoreUnavailable")
+	}
+	dst := filepath.Join(dir, ".porch-inputs", inp.Name)
+	if err := os.RemoveAll(dst); err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return "", err
+	}
+	if _, err := s.Download(ctx, p, dst); err != nil {
+		return "", temporal.NewApplicationError(fmt.Sprintf("step %q: download input %q from datastore %q: %v", step, inp.Name, d.Name, err), "DatastoreUnavailable")
+	}
+	return dst, nil
+}
+
+// commitUploads copies a succeeded step's outputs on s3 datastores from
+// their staging folders. A failed upload fails the step with a retryable
+// error; the upload writes its commit marker last, so a partial output is
+// never taken for a whole one.
+func (a *Activities) commitUploads(ctx context.Context, step string, ups []upload) error {
+	for _, u := range ups {
+		s, err := a.objectStore(u.store)
+		if err != nil {
+			return temporal.NewApplicationError(fmt.Sprintf("step %q: output %q: open datastore %q: %v", step, u.name, u.store.Name, err), "DatastoreUnavailable")
+		}
+		recordHeartbeat(ctx, "uploading "+u.name)
+		if _, err := s.Upload(ctx, u.local, u.path); err != nil {
+			return temporal.NewApplicationError(fmt.Sprintf("step %q: upload output %q to datastore %q: %v: the step is retried", step, u.name, u.store.Name, err), "DatastoreUnavailable")
+		}
+	}
+	return nil
+}
