@@ -1,7 +1,6 @@
 package compiler
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -136,16 +135,7 @@ func TestCatalogDiagnostics(t *testing.T) {
 			p, diags := Compile(file, Options{Catalog: cat})
 			assert.Nil(t, p, "a plan despite errors")
 			require.True(t, diags.HasErrors())
-			var got bytes.Buffer
-			diags.Format(&got)
-			golden := strings.TrimSuffix(file, ".yml") + ".golden"
-			if *update {
-				require.NoError(t, os.WriteFile(golden, got.Bytes(), 0o644))
-				return
-			}
-			want, err := os.ReadFile(golden)
-			require.NoError(t, err, "run go test ./compiler -run TestCatalogDiagnostics -update")
-			assert.Equal(t, string(want), got.String())
+			assertGolden(t, file, diags, "TestCatalogDiagnostics")
 		})
 	}
 }

@@ -35,18 +35,25 @@ func TestDiagnostics(t *testing.T) {
 				assert.Nil(t, p, "a plan despite errors")
 				assert.True(t, diags.HasErrors())
 			}
-			var got bytes.Buffer
-			diags.Format(&got)
-			golden := strings.TrimSuffix(file, ".yml") + ".golden"
-			if *update {
-				require.NoError(t, os.WriteFile(golden, got.Bytes(), 0o644))
-				return
-			}
-			want, err := os.ReadFile(golden)
-			require.NoError(t, err, "run go test ./compiler -run TestDiagnostics -update")
-			assert.Equal(t, string(want), got.String())
+			assertGolden(t, file, diags, "TestDiagnostics")
 		})
 	}
+}
+
+// assertGolden compares diagnostics' text with the .golden file beside the
+// case file, or writes it with -update.
+func assertGolden(t *testing.T, file string, diags Diagnostics, test string) {
+	t.Helper()
+	var got bytes.Buffer
+	diags.Format(&got)
+	golden := strings.TrimSuffix(file, ".yml") + ".golden"
+	if *update {
+		require.NoError(t, os.WriteFile(golden, got.Bytes(), 0o644))
+		return
+	}
+	want, err := os.ReadFile(golden)
+	require.NoError(t, err, "run go test ./compiler -run "+test+" -update")
+	assert.Equal(t, string(want), got.String())
 }
 
 func TestFormat(t *testing.T) {
