@@ -107,7 +107,11 @@ func (a *Activities) RunCommand(ctx context.Context, in RunCommandInput) (RunCom
 	if err != nil {
 		return RunCommandResult{}, err
 	}
+	// Downloads of inputs on object storage can take long: heartbeat
+	// through them.
+	stopPrep := a.beatWhile(ctx, func() any { return "preparing inputs" })
 	b, err := a.bind(ctx, in, f)
+	stopPrep()
 	if err != nil {
 		return RunCommandResult{}, err
 	}
@@ -137,7 +141,10 @@ func (a *Activities) RunCommand(ctx context.Context, in RunCommandInput) (RunCom
 	if err := r.outcome(ctx, runCtx, procs, specs, out); err != nil {
 		return RunCommandResult{}, err
 	}
-	if err := a.commitUploads(ctx, in.StepPath, b.uploads); err != nil {
+	stopUp := a.beatWhile(ctx, func() any { return "uploading outputs" })
+	err = a.commitUploads(ctx, in.StepPath, b.uploads)
+	stopUp()
+	if err != nil {
 		_ = appendLog(r.mainLog(), "porch: "+err.Error())
 		return RunCommandResult{}, err
 	}

@@ -98,7 +98,6 @@ func (a *Activities) commitUploads(ctx context.Context, step string, ups []uploa
 		if err != nil {
 			return temporal.NewApplicationError(fmt.Sprintf("step %q: output %q: open datastore %q: %v", step, u.name, u.store.Name, err), "DatastoreUnavailable")
 		}
-		recordHeartbeat(ctx, "uploading "+u.name)
 		if _, err := s.Upload(ctx, u.local, u.path); err != nil {
 			return temporal.NewApplicationError(fmt.Sprintf("step %q: upload output %q to datastore %q: %v: the step is retried", step, u.name, u.store.Name, err), "DatastoreUnavailable")
 		}

@@ -171,7 +171,10 @@ func (a *Activities) FinishParallel(ctx context.Context, in FinishParallelInput)
 		return res, fmt.Errorf("step %q: write job_result.txt: %w", ref.StepPath, err)
 	}
 	if in.Succeeded {
-		if err := a.commitUploads(ctx, ref.StepPath, b.uploads); err != nil {
+		stop := a.beatWhile(ctx, func() any { return "uploading outputs" })
+		err := a.commitUploads(ctx, ref.StepPath, b.uploads)
+		stop()
+		if err != nil {
 			return res, err
 		}
 	}
