@@ -88,24 +88,30 @@ func (p *parser) parseRoot(name string) *pipelineAST {
 	return p.parsePipeline(name, root, true)
 }
 
-// parsePipeline parses a pipeline job or pipeline component body.
-func (p *parser) parsePipeline(name string, n *yaml.Node, root bool) *pipelineAST {
-	pl := &pipelineAST{File: name, Dir: p.absDir(name), Pos: nodePos(name, n)}
-	f := p.fields(name, n, "pipeline", pipelineKeys, pipelineSilent)
+// parseJobHeader reads what every job file has: its names, description,
+// tags, compute, and its inputs and outputs.
+func (p *parser) parseJobHeader(name string, f map[string]entry, pl *pipelineAST) {
 	pl.Name = p.scalar(name, f["name"])
 	pl.DisplayName = p.scalar(name, f["display_name"])
 	pl.ExperimentName = p.scalar(name, f["experiment_name"])
 	pl.Description = p.scalar(name, f["description"])
 	pl.Tags = p.stringMap(name, f["tags"], "tags")
 	pl.Compute = p.scalar(name, f["compute"])
-	if e, ok := f["settings"]; ok {
-		pl.Settings = p.parseSettings(name, e)
-	}
 	if e, ok := f["inputs"]; ok {
 		pl.Inputs = p.parseInputs(name, e.val, ctxDecl)
 	}
 	if e, ok := f["outputs"]; ok {
 		pl.Outputs = p.parseOutputs(name, e.val)
+	}
+}
+
+// parsePipeline parses a pipeline job or pipeline component body.
+func (p *parser) parsePipeline(name string, n *yaml.Node, root bool) *pipelineAST {
+	pl := &pipelineAST{File: name, Dir: p.absDir(name), Pos: nodePos(name, n)}
+	f := p.fields(name, n, "pipeline", pipelineKeys, pipelineSilent)
+	p.parseJobHeader(name, f, pl)
+	if e, ok := f["settings"]; ok {
+		pl.Settings = p.parseSettings(name, e)
 	}
 	jobs, hasJobs := f["jobs"]
 	if c, ok := f["component"]; ok {

@@ -16,18 +16,7 @@ const defaultSweepStep = "sweep"
 func (p *parser) parseSweepJob(name string, root *yaml.Node) *pipelineAST {
 	pl := &pipelineAST{File: name, Dir: p.absDir(name), Pos: nodePos(name, root)}
 	f := p.fields(name, root, "sweep job", sweepJobKeys, sweepJobSilent)
-	pl.Name = p.scalar(name, f["name"])
-	pl.DisplayName = p.scalar(name, f["display_name"])
-	pl.ExperimentName = p.scalar(name, f["experiment_name"])
-	pl.Description = p.scalar(name, f["description"])
-	pl.Tags = p.stringMap(name, f["tags"], "tags")
-	pl.Compute = p.scalar(name, f["compute"])
-	if e, ok := f["inputs"]; ok {
-		pl.Inputs = p.parseInputs(name, e.val, ctxDecl)
-	}
-	if e, ok := f["outputs"]; ok {
-		pl.Outputs = p.parseOutputs(name, e.val)
-	}
+	p.parseJobHeader(name, f, pl)
 	s := &stepAST{Name: defaultSweepStep, Pos: pl.Pos, Type: plan.StepSweep}
 	if pl.Name != nil && pl.Name.Value != "" {
 		s.Name = pl.Name.Value

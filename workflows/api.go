@@ -304,6 +304,21 @@ type TrialState struct {
 	Outputs []OutputLocation `json:"outputs,omitempty"`
 }
 
+// BestValue is the best value the trial reported for the goal; false when
+// it reported none.
+func (t TrialState) BestValue(goal string) (float64, bool) {
+	if len(t.Points) == 0 {
+		return 0, false
+	}
+	best := t.Points[0].Value
+	for _, p := range t.Points {
+		if better(goal, p.Value, best) {
+			best = p.Value
+		}
+	}
+	return best, true
+}
+
 // SweepStepResult is a finished sweep: its best trial and that trial's
 // outputs.
 type SweepStepResult struct {

@@ -312,12 +312,7 @@ func trialRecord(t TrialState, goal string) activities.TrialRecord {
 	if n := len(t.Points); n > 0 {
 		last := t.Points[n-1].Value
 		r.Last = &last
-		best := t.Points[0].Value
-		for _, p := range t.Points {
-			if better(goal, p.Value, best) {
-				best = p.Value
-			}
-		}
+		best, _ := t.BestValue(goal)
 		r.Best = &best
 	}
 	return r

@@ -71,12 +71,7 @@ func writeTrialTable(w io.Writer, p workflows.SweepProgress) {
 		last, top := "-", "-"
 		if k := len(t.Points); k > 0 {
 			last = fmt.Sprintf("%.4g", t.Points[k-1].Value)
-			b := t.Points[0].Value
-			for _, pt := range t.Points {
-				if (p.Goal == plan.GoalMinimize && pt.Value < b) || (p.Goal != plan.GoalMinimize && pt.Value > b) {
-					b = pt.Value
-				}
-			}
+			b, _ := t.BestValue(p.Goal)
 			top = fmt.Sprintf("%.4g", b)
 		}
 		end := t.Ended
