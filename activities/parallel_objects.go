@@ -34,7 +34,7 @@ func (rt *parallelRuntime) fetchBatch(ctx context.Context, b minibatch.Batch, at
 	bf := batchFetch{a: rt.a, dir: dir}
 	out, err := bf.batch(ctx, b)
 	if bf.got.objects > 0 {
-		rt.log(fmt.Sprintf("porch: mini-batch %d: fetched %d objects (%d bytes) from the datastore", b.Index, bf.got.objects, bf.got.bytes))
+		rt.log(fmt.Sprintf("porch: mini-batch %d: fetched %d objects or byte ranges (%d bytes) from the datastore", b.Index, bf.got.objects, bf.got.bytes))
 	}
 	return out, cleanup, err
 }
