@@ -1,0 +1,201 @@
+package activities
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/minio/minio-go/v7"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/porch-pipelines/porch/activities/minibatch"
+	"github.com/porch-pipelines/porch/activities/objectstore"
+	"github.com/porch-pipelines/porch/activities/objectstore/s3test"
+	"github.com/porch-pipelines/porch/compiler/plan"
+)
+
+func TestMain(m *testing.M) { os.Exit(s3test.Main(m)) }
+
+// fetchCounter is an HTTP transport that counts the bytes of every object
+// read under one key prefix, by key, and the ranges asked for.
+type fetchCounter struct {
+	prefix string
+	mu     sync.Mutex
+	bytes  map[string]int64
+	ranges []string
+}
+
+func (c *fetchCounter) RoundTrip(req *http.Request) (*http.Response, error) {
+	base, err := minio.DefaultTransport(false)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := base.RoundTrip(req)
+	if err != nil || req.Method != http.MethodGet || !strings.Contains(req.URL.Path, c.prefix) {
+		return resp, err
+	}
+	key := req.URL.Path[strings.Index(req.URL.Path, c.prefix):]
+	c.mu.Lock()
+	if r := req.Header.Get("Range"); r != "" {
+		c.ranges = append(c.ranges, key+" "+r)
+	}
+	c.mu.Unlock()
+	resp.Body = &countingBody{ReadCloser: resp.Body, add: func(n int) {
+		c.mu.Lock()
+		c.bytes[key] += int64(n)
+		c.mu.Unlock()
+	}}
+	return resp, nil
+}
+
+func (c *fetchCounter) reset() {
+	c.mu.Lock()
+	c.bytes, c.ranges = map[string]int64{}, nil
+	c.mu.Unlock()
+}
+
+type countingBody struct {
+	io.ReadCloser
+	add func(int)
+}
+
+func (b *countingBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	b.add(n)
+	return n, err
+}
+
+// s3Step is a parallel step whose input, state and outputs are on a fresh
+// MinIO bucket, and a worker that counts what it reads of the input.
+type s3Step struct {
+	a       *Activities
+	counter *fetchCounter
+	store   *objectstore.Store
+	in      PlanMiniBatchesInput
+}
+
+func newS3Step(t *testing.T, typ, size string, files map[string]string, script string) s3Step {
+	endpoint, access, secret, bucket := s3test.Start(t)
+	t.Setenv("AWS_ACCESS_KEY_ID", access)
+	t.Setenv("AWS_SECRET_ACCESS_KEY", secret)
+	d := plan.Datastore{Name: "lake", Type: plan.DatastoreS3, Endpoint: endpoint, Bucket: bucket, Prefix: "p"}
+	s, err := objectstore.Open(d)
+	require.NoError(t, err)
+	dir := t.TempDir()
+	for name, body := range files {
+		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(dir, "data", name)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "data", name), []byte(body), 0o644))
+	}
+	_, err = s.Upload(context.Background(), filepath.Join(dir, "data"), "inputs/data")
+	require.NoError(t, err)
+	code := filepath.Join(dir, "src")
+	require.NoError(t, os.MkdirAll(code, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(code, "score.py"), []byte(script), 0o644))
+
+	counter := &fetchCounter{prefix: "/p/inputs/", bytes: map[string]int64{}}
+	a := &Activities{Home: t.TempDir(), Python: testPython(t), Node: "n1", transport: counter,
+		Datastores: func(context.Context) ([]plan.Datastore, error) { return []plan.Datastore{d}, nil }}
+	t.Cleanup(func() { a.Close(context.Background()) })
+	in := PlanMiniBatchesInput{
+		RunID: "run1", StepPath: "score", DefaultDatastore: d.Name,
+		Parallel: plan.Parallel{
+			InputData: "data", MiniBatchSize: size, MaxConcurrencyPerInstance: 1,
+			Resources: plan.Resources{InstanceCount: 1},
+			Retry:     plan.ParallelRetry{TimeoutSeconds: 30}, TaskOverheadTimeoutSeconds: 30,
+			Task: plan.ParallelTask{Code: code, EntryScript: "score.py", AppendRowTo: "out"},
+		},
+		Inputs: []plan.Input{{Name: "data", Type: typ, Value: plan.Value{Kind: plan.ValueData,
+			Data: &plan.Data{Type: typ, Path: "azureml://datastores/lake/paths/inputs/data"}}}},
+		Outputs: []plan.Output{{Name: "out", Type: "uri_folder"}},
+	}
+	return s3Step{a: a, counter: counter, store: s, in: in}
+}
+
+// TestAWorkerFetchesOnlyItsMiniBatchsObjects plans a folder of 30 objects
+// on MinIO and runs one mini-batch: the worker reads exactly that
+// mini-batch's 4 objects, whole, and nothing else of the input.
+func TestAWorkerFetchesOnlyItsMiniBatchsObjects(t *testing.T) {
+	files := map[string]string{}
+	for i := range 30 {
+		files[fmt.Sprintf("f%02d.txt", i)] = strings.Repeat("x", 100+i)
+	}
+	st := newS3Step(t, "uri_folder", "4", files, "import os\n\ndef run(mini_batch):\n    return [os.path.basename(p) for p in mini_batch]\n")
+	ctx := context.Background()
+	p, err := st.a.PlanMiniBatches(ctx, st.in)
+	require.NoError(t, err)
+	require.Equal(t, 8, p.Batches)
+
+	st.counter.reset()
+	r, err := st.a.RunMiniBatch(ctx, MiniBatchInput{Ref: p.Ref, Index: 2})
+	require.NoError(t, err)
+	assert.Equal(t, 4, r.Returned)
+	want := map[string]int64{}
+	for i := 8; i < 12; i++ {
+		want[fmt.Sprintf("/p/inputs/data/f%02d.txt", i)] = int64(100 + i)
+	}
+	assert.Equal(t, want, st.counter.bytes, "the worker read only mini-batch 2's objects, each once")
+	entries, err := os.ReadDir(filepath.Join(st.a.Home, "work", "run1", "score", "n1", ".porch-inputs"))
+	require.NoError(t, err)
+	assert.Empty(t, entries, "the mini-batch's objects are removed when it ends")
+
+	// The done record and the result are on the store, where another
+	// worker finds them.
+	objs, err := st.store.List(ctx, "azureml/run1/score/artifacts/porch")
+	require.NoError(t, err)
+	var names []string
+	for _, o := range objs {
+		names = append(names, o.Path)
+	}
+	assert.Subset(t, names, []string{"spec.json", "manifest/" + minibatch.ManifestName, "done/0/2.json", "results/0/2.out"})
+}
+
+// TestAWorkerFetchesOnlyItsMiniBatchsByteRanges splits a CSV on MinIO by
+// size: a mini-batch in the middle of the file reads the file's header and
+// its own byte range, two ranged requests, and no other byte.
+func TestAWorkerFetchesOnlyItsMiniBatchsByteRanges(t *testing.T) {
+	var csv strings.Builder
+	csv.WriteString("id,name\n")
+	for i := range 200 {
+		fmt.Fprintf(&csv, "%d,row %d\n", i, i)
+	}
+	st := newS3Step(t, "mltable", "200", map[string]string{"a.csv": csv.String()},
+		"def run(mini_batch):\n    return mini_batch\n")
+	ctx := context.Background()
+	p, err := st.a.PlanMiniBatches(ctx, st.in)
+	require.NoError(t, err)
+	require.Greater(t, p.Batches, 5)
+
+	f, err := st.a.parallelFolders(p.Ref)
+	require.NoError(t, err)
+	m, err := minibatch.Open(f.manifest())
+	require.NoError(t, err)
+	b, err := m.Batch(3)
+	m.Close()
+	require.NoError(t, err)
+	part := b.Table.Parts[0]
+	require.True(t, part.Header, "a part in the middle of the file needs the header")
+
+	st.counter.reset()
+	r, err := st.a.RunMiniBatch(ctx, MiniBatchInput{Ref: p.Ref, Index: 3})
+	require.NoError(t, err)
+	assert.Equal(t, b.Items, r.Returned)
+	assert.Equal(t, map[string]int64{"/p/inputs/data/a.csv": part.HeaderLength + part.Length}, st.counter.bytes,
+		"the worker read the header and its range, %d of the file's %d bytes", part.HeaderLength+part.Length, csv.Len())
+	sort.Strings(st.counter.ranges)
+	assert.Equal(t, []string{
+		fmt.Sprintf("/p/inputs/data/a.csv bytes=%d-%d", 0, part.HeaderLength-1),
+		fmt.Sprintf("/p/inputs/data/a.csv bytes=%d-%d", part.Offset, part.Offset+part.Length-1),
+	}, st.counter.ranges)
+	result, err := os.ReadFile(f.result(3))
+	require.NoError(t, err)
+	assert.Equal(t, "id,name\n"+csv.String()[part.Offset:part.Offset+part.Length], string(result),
+		"run() got the range's rows under the file's header")
+}
