@@ -199,3 +199,62 @@ func TestAWorkerFetchesOnlyItsMiniBatchsByteRanges(t *testing.T) {
 	assert.Equal(t, "id,name\n"+csv.String()[part.Offset:part.Offset+part.Length], string(result),
 		"run() got the range's rows under the file's header")
 }
+
+// TestAnotherWorkerResumesAStepOnObjectStorage runs one mini-batch on a
+// worker, then plans the step again on a worker with a home of its own, as
+// `porch job resume` does: the finished mini-batch is counted, listed as
+// done and not run again, and append_row_to holds its results, which only
+// the first worker computed.
+func TestAnotherWorkerResumesAStepOnObjectStorage(t *testing.T) {
+	files := map[string]string{}
+	for i := range 10 {
+		files[fmt.Sprintf("f%02d.txt", i)] = "x"
+	}
+	st := newS3Step(t, "uri_folder", "3", files, "import os\n\ndef run(mini_batch):\n    return [os.path.basename(p) for p in mini_batch]\n")
+	ctx := context.Background()
+	p, err := st.a.PlanMiniBatches(ctx, st.in)
+	require.NoError(t, err)
+	require.Equal(t, 4, p.Batches)
+	_, err = st.a.RunMiniBatch(ctx, MiniBatchInput{Ref: p.Ref, Index: 1})
+	require.NoError(t, err)
+
+	other := &Activities{Home: t.TempDir(), Python: st.a.Python, Node: "n2", Datastores: st.a.Datastores}
+	t.Cleanup(func() { other.Close(context.Background()) })
+	again, err := other.PlanMiniBatches(ctx, st.in)
+	require.NoError(t, err)
+	assert.Equal(t, p.Ref, again.Ref, "the same mini-batches")
+	assert.Equal(t, 1, again.Done, "the finished mini-batch is counted")
+	pending, err := other.ListPendingMiniBatches(ctx, ListPendingInput{Ref: again.Ref, Limit: 10})
+	require.NoError(t, err)
+	assert.Equal(t, []int{0, 2, 3}, pending.Indexes)
+	assert.Equal(t, 4, pending.Next)
+	for i := range 4 {
+		r, err := other.RunMiniBatch(ctx, MiniBatchInput{Ref: again.Ref, Index: i})
+		require.NoError(t, err)
+		assert.Equal(t, i == 1, r.Skipped, "mini-batch %d", i)
+	}
+	res, err := other.FinishParallel(ctx, FinishParallelInput{
+		Progress:  ProgressInput{Ref: again.Ref, Counters: ParallelCounters{Batches: 4, Succeeded: 4}},
+		Succeeded: true,
+	})
+	require.NoError(t, err)
+	require.NotEmpty(t, res.Outputs)
+	got := filepath.Join(t.TempDir(), "out")
+	_, err = st.store.Download(ctx, "azureml/run1/score/out", got)
+	require.NoError(t, err)
+	data, err := os.ReadFile(filepath.Join(got, plan.AppendRowFileName))
+	require.NoError(t, err)
+	var want strings.Builder
+	for i := range 10 {
+		fmt.Fprintf(&want, "f%02d.txt\n", i)
+	}
+	assert.Equal(t, want.String(), string(data), "every result once, in order, whichever worker computed it")
+	progress, err := st.store.List(ctx, "azureml/run1/score/artifacts/logs")
+	require.NoError(t, err)
+	var names []string
+	for _, o := range progress {
+		names = append(names, o.Path)
+	}
+	assert.Contains(t, names, "job_result.txt")
+	assert.Contains(t, names, "sys/job_report/processed_mini-batches.n2.csv")
+}
