@@ -221,6 +221,8 @@ func (rt *parallelRuntime) shutdown(ctx context.Context) {
 		rt.log(fmt.Sprintf("porch: stopping the entry-script processes of step %q: %v", rt.ref.StepPath, err))
 	}
 	rt.manifest.Close()
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
 	if err := rt.folders.share.publishLogs(ctx, rt.node); err != nil {
 		rt.log(fmt.Sprintf("porch: publishing the logs of node %s: %v", rt.node, err))
 	}

@@ -258,3 +258,33 @@ func TestAnotherWorkerResumesAStepOnObjectStorage(t *testing.T) {
 	assert.Contains(t, names, "job_result.txt")
 	assert.Contains(t, names, "sys/job_report/processed_mini-batches.n2.csv")
 }
+
+// TestJobErrorGathersEveryNodesFailures fails a mini-batch on one worker
+// and finishes the step on another: job_error.txt, on the store, names the
+// failure the first worker saw, and not a mini-batch that succeeded.
+func TestJobErrorGathersEveryNodesFailures(t *testing.T) {
+	files := map[string]string{"a.txt": "x", "fail.txt": "x"}
+	st := newS3Step(t, "uri_folder", "1", files,
+		"import os\n\ndef run(mini_batch):\n    for p in mini_batch:\n        if 'fail' in p:\n            raise ValueError('cannot score ' + os.path.basename(p))\n    return mini_batch\n")
+	ctx := context.Background()
+	p, err := st.a.PlanMiniBatches(ctx, st.in)
+	require.NoError(t, err)
+	require.Equal(t, 2, p.Batches)
+	_, err = st.a.RunMiniBatch(ctx, MiniBatchInput{Ref: p.Ref, Index: 0})
+	require.NoError(t, err)
+	_, err = st.a.RunMiniBatch(ctx, MiniBatchInput{Ref: p.Ref, Index: 1})
+	require.ErrorContains(t, err, "cannot score fail.txt")
+
+	other := &Activities{Home: t.TempDir(), Python: st.a.Python, Node: "n2", Datastores: st.a.Datastores}
+	t.Cleanup(func() { other.Close(context.Background()) })
+	_, err = other.FinishParallel(ctx, FinishParallelInput{
+		Progress:  ProgressInput{Ref: p.Ref, Counters: ParallelCounters{Batches: 2, Succeeded: 1, Failed: 1}},
+		Reason:    "mini-batch 1 failed",
+	})
+	require.NoError(t, err)
+	local := filepath.Join(t.TempDir(), "job_error.txt")
+	require.NoError(t, st.store.GetFile(ctx, "azureml/run1/score/artifacts/logs/job_error.txt", local))
+	data, err := os.ReadFile(local)
+	require.NoError(t, err)
+	assert.Equal(t, "mini-batch 1 (attempt 1): run() raised ValueError: cannot score fail.txt\n", string(data))
+}
