@@ -278,8 +278,8 @@ func TestJobErrorGathersEveryNodesFailures(t *testing.T) {
 	other := &Activities{Home: t.TempDir(), Python: st.a.Python, Node: "n2", Datastores: st.a.Datastores}
 	t.Cleanup(func() { other.Close(context.Background()) })
 	_, err = other.FinishParallel(ctx, FinishParallelInput{
-		Progress:  ProgressInput{Ref: p.Ref, Counters: ParallelCounters{Batches: 2, Succeeded: 1, Failed: 1}},
-		Reason:    "mini-batch 1 failed",
+		Progress: ProgressInput{Ref: p.Ref, Counters: ParallelCounters{Batches: 2, Succeeded: 1, Failed: 1}},
+		Reason:   "mini-batch 1 failed",
 	})
 	require.NoError(t, err)
 	local := filepath.Join(t.TempDir(), "job_error.txt")
