@@ -233,6 +233,9 @@ func TestAnotherWorkerResumesAStepOnObjectStorage(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, i == 1, r.Skipped, "mini-batch %d", i)
 	}
+	// Progress lines come from whichever worker the workflow's activity
+	// lands on: they add up on the store.
+	require.NoError(t, st.a.ReportParallelProgress(ctx, ProgressInput{Ref: again.Ref, Counters: ParallelCounters{Batches: 4, Succeeded: 3}}))
 	res, err := other.FinishParallel(ctx, FinishParallelInput{
 		Progress:  ProgressInput{Ref: again.Ref, Counters: ParallelCounters{Batches: 4, Succeeded: 4}},
 		Succeeded: true,
@@ -257,6 +260,16 @@ func TestAnotherWorkerResumesAStepOnObjectStorage(t *testing.T) {
 	}
 	assert.Contains(t, names, "job_result.txt")
 	assert.Contains(t, names, "sys/job_report/processed_mini-batches.n2.csv")
+	overview := filepath.Join(t.TempDir(), "overview.txt")
+	require.NoError(t, st.store.GetFile(ctx, "azureml/run1/score/artifacts/logs/job_progress_overview.00010101000000.txt", overview))
+	assert.Len(t, lines(t, overview), 2, "one line from each worker")
+}
+
+func lines(t *testing.T, path string) []string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	return strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
 }
 
 // TestJobErrorGathersEveryNodesFailures fails a mini-batch on one worker
