@@ -229,8 +229,10 @@ func TestParallelStepOnObjectStorageMatchesALocalRun(t *testing.T) {
 		}
 		assert.True(t, found, "the entry-script logs of %s are on the store: %v", node, names)
 	}
-	for _, home := range []string{homeOne, homeTwo} {
-		assert.NoDirExists(t, filepath.Join(home, "work", runID, "score", "node-one", ".porch-inputs", "0-1"), "a mini-batch's fetched objects are removed when it ends")
+	for home, node := range map[string]string{homeOne: "node-one", homeTwo: "node-two"} {
+		entries, err := os.ReadDir(filepath.Join(home, "work", runID, "score", node, ".porch-inputs"))
+		require.NoError(t, err, "%s fetched its mini-batches' objects into its own folder", node)
+		assert.Empty(t, entries, "%s removed each mini-batch's objects when it ended", node)
 	}
 	assertSecretNowhere(t, secret, runID, home, homeOne, homeTwo)
 }
