@@ -15,6 +15,7 @@ package activities
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"sync"
 	"time"
@@ -51,6 +52,10 @@ type Activities struct {
 	// nil means none: every datastore is a folder under Home. A worker
 	// re-reads them every few seconds.
 	Datastores func(ctx context.Context) ([]plan.Datastore, error)
+
+	// transport carries this worker's requests to object stores; nil is
+	// the default. Tests count requests with it.
+	transport http.RoundTripper
 
 	parallelOnce sync.Once
 	runtimes     *runtimes

@@ -45,7 +45,7 @@ func (a *Activities) objectStore(d plan.Datastore) (*objectstore.Store, error) {
 	if o, ok := a.objects.byName[d.Name]; ok && o.def == d {
 		return o.store, nil
 	}
-	s, err := objectstore.Open(d)
+	s, err := objectstore.OpenWith(d, a.transport)
 	if err != nil {
 		return nil, err
 	}

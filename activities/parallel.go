@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -41,10 +42,9 @@ func (a *Activities) PlanMiniBatches(ctx context.Context, in PlanMiniBatchesInpu
 	if err != nil {
 		return ParallelPlan{}, err
 	}
-	previous := ""
-	if m, err := minibatch.Open(f.manifest()); err == nil {
-		previous = m.Summary().Digest
-		m.Close()
+	previous, err := f.plannedDigest(ctx)
+	if err != nil {
+		return ParallelPlan{}, fmt.Errorf("step %q: %w", in.StepPath, err)
 	}
 	sum, err := minibatch.Plan(data, f.manifest())
 	var inputErr *minibatch.InputError
@@ -64,14 +64,22 @@ func (a *Activities) PlanMiniBatches(ctx context.Context, in PlanMiniBatchesInpu
 		p.PerInstance = runtime.NumCPU()
 	}
 	if previous == sum.Digest {
-		if p.Done, err = f.countDone(); err != nil {
+		if p.Done, err = f.countDone(ctx); err != nil {
 			return p, fmt.Errorf("step %q: count finished mini-batches: %w", in.StepPath, err)
 		}
-	} else if err := f.reset(); err != nil {
+	} else if err := a.resetParallel(ctx, f, in); err != nil {
 		return p, fmt.Errorf("step %q: %w", in.StepPath, err)
+	}
+	// The manifest goes first and the spec, which names its digest, last:
+	// a worker that finds the spec finds the manifest it belongs to.
+	if err := f.share.publish(ctx, manifestRel); err != nil {
+		return p, fmt.Errorf("step %q: publish the manifest: %w", in.StepPath, err)
 	}
 	if err := writeJSONFile(f.spec(), parallelSpec{Input: in, Plan: p}); err != nil {
 		return p, fmt.Errorf("step %q: write %s: %w", in.StepPath, f.spec(), err)
+	}
+	if err := f.share.publish(ctx, specRel); err != nil {
+		return p, fmt.Errorf("step %q: publish spec.json: %w", in.StepPath, err)
 	}
 	if err := writeReadme(f, p); err != nil {
 		return p, fmt.Errorf("step %q: write readme: %w", in.StepPath, err)
@@ -83,42 +91,90 @@ func (a *Activities) PlanMiniBatches(ctx context.Context, in PlanMiniBatchesInpu
 	for _, note := range notes {
 		_ = appendLog(filepath.Join(f.logs, "sys", "porch.txt"), "porch: "+note)
 	}
+	if err := f.share.publishLogs(ctx, a.node()); err != nil {
+		return p, fmt.Errorf("step %q: publish logs: %w", in.StepPath, err)
+	}
 	return p, nil
 }
 
-// inputData finds the input the step splits and where it is on this worker.
+// plannedDigest is the digest of the manifest an earlier attempt of the
+// step planned, "" when none did.
+func (f parallelFolders) plannedDigest(ctx context.Context) (string, error) {
+	if _, err := f.share.fetch(ctx, specRel); err != nil {
+		return "", fmt.Errorf("fetch spec.json: %w", err)
+	}
+	var s parallelSpec
+	if err := readJSONFile(f.spec(), &s); err != nil {
+		return "", nil // none, or unreadable: plan afresh
+	}
+	return s.Plan.Ref.Digest, nil
+}
+
+// inputData finds the input the step splits and where it is: a path on
+// this worker, or a datastore the planner reads through its file system
+// (the input is listed and read where it is, never copied).
 func (a *Activities) inputData(ctx context.Context, in PlanMiniBatchesInput) (minibatch.Input, error) {
 	for _, inp := range in.Inputs {
 		if inp.Name != in.Parallel.InputData {
 			continue
 		}
-		path, set, err := a.inputValue(ctx, in.StepPath, inp, "")
-		if err != nil {
-			return minibatch.Input{}, err
-		}
-		if !set || inp.Value.Kind != plan.ValueData {
+		if inp.Value.Kind != plan.ValueData || inp.Value.Data == nil {
 			return minibatch.Input{}, invalidStep("step %q: input_data names input %q, which has no data: bind it to a uri_folder, uri_file or mltable", in.StepPath, inp.Name)
 		}
 		typ := inp.Type
 		if inp.Value.Data.Type != "" {
 			typ = inp.Value.Data.Type
 		}
-		return minibatch.Input{Type: typ, Path: path, Size: in.Parallel.MiniBatchSize, PartitionKeys: in.Parallel.PartitionKeys}, nil
+		data := minibatch.Input{Type: typ, Size: in.Parallel.MiniBatchSize, PartitionKeys: in.Parallel.PartitionKeys}
+		if d, rest, ok := a.s3Location(inp.Value.Data.Path); ok {
+			s, err := a.objectStore(d)
+			if err != nil {
+				return data, temporal.NewApplicationError(fmt.Sprintf("step %q: input %q: open datastore %q: %v", in.StepPath, inp.Name, d.Name, err), "DatastoreUnavailable")
+			}
+			data.FS, data.Base = s.FS(ctx), datastorePrefix+d.Name+"/paths/"
+			data.Path = data.Base + strings.Trim(rest, "/")
+			return data, nil
+		}
+		path, set, err := a.inputValue(ctx, in.StepPath, inp, "")
+		if err != nil {
+			return minibatch.Input{}, err
+		}
+		if !set {
+			return minibatch.Input{}, invalidStep("step %q: input_data names input %q, which has no data: bind it to a uri_folder, uri_file or mltable", in.StepPath, inp.Name)
+		}
+		data.Path = path
+		return data, nil
 	}
 	return minibatch.Input{}, invalidStep("step %q: input_data names input %q, which the step does not have: recompile the pipeline", in.StepPath, in.Parallel.InputData)
 }
 
-// reset removes what an attempt with other mini-batches left: its results
-// and logs would be mistaken for this one's.
-func (f parallelFolders) reset() error {
-	for _, d := range []string{filepath.Join(f.state, "done"), filepath.Join(f.state, "results"), f.logs, filepath.Join(f.artifacts, "user_logs")} {
-		if err := os.RemoveAll(d); err != nil {
-			return fmt.Errorf("remove stale folder of an earlier attempt: %w", err)
-		}
+// resetParallel removes what an attempt with other mini-batches left: its
+// results, logs and outputs on object storage would be mistaken for this
+// one's.
+func (a *Activities) resetParallel(ctx context.Context, f parallelFolders, in PlanMiniBatchesInput) error {
+	if err := f.share.remove(ctx, doneRel, resultsRel, "logs", "user_logs"); err != nil {
+		return fmt.Errorf("remove stale folders of an earlier attempt: %w", err)
 	}
 	for _, d := range []string{f.logs, filepath.Join(f.artifacts, "outputs"), filepath.Join(f.artifacts, "user_logs")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return fmt.Errorf("create artifacts folder: %w", err)
+		}
+	}
+	for _, out := range in.Outputs {
+		uri := out.Path
+		if uri == "" {
+			uri = plan.DefaultOutputURI(datastoreOf(RunCommandInput{DefaultDatastore: in.DefaultDatastore}), in.RunID, in.StepPath, out.Name)
+		}
+		d, rest, ok := a.s3Location(uri)
+		if !ok || out.Name == plan.ArtifactsOutput {
+			continue
+		}
+		s, err := a.objectStore(d)
+		if err == nil {
+			err = s.RemoveAll(ctx, rest)
+		}
+		if err != nil {
+			return temporal.NewApplicationError(fmt.Sprintf("remove output %q of an earlier attempt from datastore %q: %v", out.Name, d.Name, err), "DatastoreUnavailable")
 		}
 	}
 	return nil
@@ -130,12 +186,14 @@ func (f parallelFolders) reset() error {
 // mini-batch's done record, so FinishParallel appends each exactly once.
 func (a *Activities) RunMiniBatch(ctx context.Context, in MiniBatchInput) (MiniBatchResult, error) {
 	a.refreshDatastores(ctx)
-	rt, err := a.parallel().get(a, in.Ref)
+	rt, err := a.parallel().get(ctx, a, in.Ref)
 	if err != nil {
 		return MiniBatchResult{}, err
 	}
 	defer rt.release()
-	if r, ok := rt.folders.doneRecord(in.Index); ok {
+	if r, ok, err := rt.folders.doneRecord(ctx, in.Index); err != nil {
+		return MiniBatchResult{}, fmt.Errorf("step %q: read the done record of mini-batch %d: %w", in.Ref.StepPath, in.Index, err)
+	} else if ok {
 		r.Skipped = true
 		return r, nil
 	}
@@ -146,6 +204,14 @@ func (a *Activities) RunMiniBatch(ctx context.Context, in MiniBatchInput) (MiniB
 	attempt := int32(1)
 	if activity.IsActivity(ctx) {
 		attempt = activity.GetInfo(ctx).Attempt
+	}
+	// The mini-batch's objects on a datastore are fetched into a folder
+	// of its own, removed when it ends: this worker reads nothing else of
+	// the input.
+	b, cleanup, err := rt.fetchBatch(ctx, b, attempt)
+	defer cleanup()
+	if err != nil {
+		return MiniBatchResult{}, fmt.Errorf("step %q: mini-batch %d: %w", in.Ref.StepPath, in.Index, err)
 	}
 	req, err := rt.request(b, attempt)
 	if err != nil {
@@ -168,10 +234,34 @@ func (a *Activities) RunMiniBatch(ctx context.Context, in MiniBatchInput) (MiniB
 	}
 	rt.report(reportRow{index: in.Index, attempt: attempt, result: "succeeded", node: out.Node, process: res.Process,
 		start: started, elapsed: res.Elapsed, items: res.Items, returned: res.Returned})
-	if err := writeJSONFile(rt.folders.done(in.Index), out); err != nil {
-		return out, fmt.Errorf("step %q: record mini-batch %d as done: %w", in.Ref.StepPath, in.Index, err)
+	if err := rt.commit(ctx, out, req.ResultPath); err != nil {
+		return out, fmt.Errorf("step %q: mini-batch %d: %w", in.Ref.StepPath, in.Index, err)
 	}
 	return out, nil
+}
+
+// commit makes a succeeded mini-batch's work visible: the files it wrote
+// into outputs on object storage, its result, then its done record, which
+// says the rest is there.
+func (rt *parallelRuntime) commit(ctx context.Context, out MiniBatchResult, result string) error {
+	if err := rt.outputs.upload(ctx); err != nil {
+		return err
+	}
+	f := rt.folders
+	if result != "" {
+		if _, err := os.Stat(result); err == nil {
+			if err := f.share.publish(ctx, resultOf(out.Index)); err != nil {
+				return fmt.Errorf("publish its results: %w", err)
+			}
+		}
+	}
+	if err := writeJSONFile(f.done(out.Index), out); err != nil {
+		return fmt.Errorf("record it as done: %w", err)
+	}
+	if err := f.share.publish(ctx, doneOf(out.Index)); err != nil {
+		return fmt.Errorf("record it as done: %w", err)
+	}
+	return nil
 }
 
 // failed reports a failed attempt and turns it into the activity's error.
@@ -191,6 +281,11 @@ func (rt *parallelRuntime) failed(ctx context.Context, b minibatch.Batch, attemp
 	msg := fmt.Sprintf("mini-batch %d (attempt %d, %s/%s): %s", b.Index, attempt, rt.node, be.Process, be.Message)
 	if be.Traceback != "" {
 		msg += "\n" + lastLines(be.Traceback, 20)
+	}
+	// Other nodes cannot read this node's logs until it publishes them: a
+	// failure's traces go out now (best effort), for job_error.txt.
+	if err := rt.folders.share.publishLogs(ctx, rt.node); err != nil {
+		rt.log(fmt.Sprintf("porch: publishing the logs of node %s: %v", rt.node, err))
 	}
 	if be.Kind == entryscript.KindInitFailed {
 		return temporal.NewNonRetryableApplicationError(msg, EntryScriptInitFailedType, nil, failure)
@@ -214,18 +309,23 @@ func (a *Activities) ListPendingMiniBatches(ctx context.Context, in ListPendingI
 	if err != nil {
 		return PendingMiniBatches{}, err
 	}
-	m, err := minibatch.Open(f.manifest())
+	spec, err := f.readSpec(ctx, in.Ref.StepPath, in.Ref.Digest)
 	if err != nil {
-		return PendingMiniBatches{}, fmt.Errorf("step %q: open manifest: %w", in.Ref.StepPath, err)
+		return PendingMiniBatches{}, err
 	}
-	defer m.Close()
-	out := PendingMiniBatches{Next: m.Len()}
-	for i := in.From; i < m.Len(); i++ {
+	n := spec.Plan.Batches
+	out := PendingMiniBatches{Next: n}
+	done := doneSet{f: f}
+	for i := in.From; i < n; i++ {
 		if len(out.Indexes) == in.Limit {
 			out.Next = i
 			break
 		}
-		if _, err := os.Stat(f.done(i)); err != nil {
+		ok, err := done.has(ctx, i)
+		if err != nil {
+			return out, fmt.Errorf("step %q: list finished mini-batches: %w", in.Ref.StepPath, err)
+		}
+		if !ok {
 			out.Indexes = append(out.Indexes, i)
 		}
 	}

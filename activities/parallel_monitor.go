@@ -33,7 +33,14 @@ func (a *Activities) MonitorResources(ctx context.Context, in MonitorInput) erro
 	if err != nil {
 		return fmt.Errorf("step %q: open resource log: %w", in.Ref.StepPath, err)
 	}
-	defer rec.Close()
+	defer func() {
+		rec.Close()
+		// The samples end here; on object storage they go up now, with
+		// a context of their own: the activity's is cancelled.
+		pctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		_ = publishDir(pctx, f, "logs/sys/perf/"+in.Node)
+	}()
 	s := monitor.NewSampler(func() []int {
 		var pids []int
 		for _, rt := range a.parallel().step(in.Ref.RunID, in.Ref.StepPath) {

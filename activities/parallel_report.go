@@ -10,11 +10,15 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/porch-pipelines/porch/compiler/plan"
 )
@@ -88,13 +92,8 @@ func lastLines(s string, n int) string {
 // writeReadme explains the step's log folder, and starts the per-attempt
 // report with its header.
 func writeReadme(f parallelFolders, p ParallelPlan) error {
-	if err := os.MkdirAll(filepath.Join(f.logs, "sys", "job_report"), 0o755); err != nil {
+	if err := ensureReport(f); err != nil {
 		return err
-	}
-	if _, err := os.Stat(f.processedCSV()); errors.Is(err, fs.ErrNotExist) {
-		if err := appendBytes(f.processedCSV(), []byte(strings.Join(processedHeader, ",")+"\n")); err != nil {
-			return err
-		}
 	}
 	readme := fmt.Sprintf(`This folder holds the logs of parallel step %q of run %q, as porch writes them
 (in Azure Machine Learning's layout of a parallel job's logs).
@@ -110,8 +109,23 @@ sys/porch.txt                             porch's own notes
 user/entry_script_log/<node>/<process>.log.txt  the entry script's logger
 user/stdout/<node>/<process>.txt          what each entry-script process printed
 user/stderr/<node>/<process>.txt          what each entry-script process wrote to stderr
+
+On an s3 datastore, where a file cannot be appended to, each node writes its own
+sys/job_report/processed_mini-batches.<node>.csv and sys/porch.<node>.txt.
 `, p.Ref.StepPath, p.Ref.RunID, p.Batches, p.Items, p.Files)
 	return os.WriteFile(filepath.Join(f.logs, "readme.txt"), []byte(readme), 0o644)
+}
+
+// ensureReport starts this worker's processed_mini-batches.csv with its
+// header when there is none.
+func ensureReport(f parallelFolders) error {
+	if err := os.MkdirAll(filepath.Dir(f.processedCSV()), 0o755); err != nil {
+		return err
+	}
+	if _, err := os.Stat(f.processedCSV()); errors.Is(err, fs.ErrNotExist) {
+		return appendBytes(f.processedCSV(), []byte(strings.Join(processedHeader, ",")+"\n"))
+	}
+	return nil
 }
 
 // progressLine describes counters in one line.
@@ -128,12 +142,12 @@ func (a *Activities) ReportParallelProgress(ctx context.Context, in ProgressInpu
 	if err != nil {
 		return err
 	}
-	return writeProgress(f, in)
+	return writeProgress(ctx, f, in)
 }
 
-func writeProgress(f parallelFolders, in ProgressInput) error {
-	name := "job_progress_overview." + in.Started.UTC().Format("20060102150405") + ".txt"
-	return appendBytes(filepath.Join(f.logs, name), []byte(progressLine(in.At, in.Counters)+"\n"))
+func writeProgress(ctx context.Context, f parallelFolders, in ProgressInput) error {
+	name := "logs/job_progress_overview." + in.Started.UTC().Format("20060102150405") + ".txt"
+	return f.share.appendLine(ctx, name, []byte(progressLine(in.At, in.Counters)+"\n"))
 }
 
 // FinishParallel ends a parallel step: on success it writes append_row_to's
@@ -148,7 +162,7 @@ func (a *Activities) FinishParallel(ctx context.Context, in FinishParallelInput)
 		return FinishParallelResult{}, err
 	}
 	a.parallel().close(ctx, ref.RunID, ref.StepPath)
-	spec, err := f.readSpec(ref.StepPath)
+	spec, err := f.readSpec(ctx, ref.StepPath, ref.Digest)
 	if err != nil {
 		return FinishParallelResult{}, err
 	}
@@ -164,26 +178,55 @@ func (a *Activities) FinishParallel(ctx context.Context, in FinishParallelInput)
 			return res, err
 		}
 	}
-	if err := writeProgress(f, in.Progress); err != nil {
+	if err := writeProgress(ctx, f, in.Progress); err != nil {
 		return res, fmt.Errorf("step %q: write progress: %w", ref.StepPath, err)
 	}
-	if err := writeResult(f, in); err != nil {
+	if err := f.share.publishLogs(ctx, a.node()); err != nil {
+		return res, fmt.Errorf("step %q: publish logs: %w", ref.StepPath, err)
+	}
+	if err := writeResult(ctx, f, in); err != nil {
 		return res, fmt.Errorf("step %q: write job_result.txt: %w", ref.StepPath, err)
+	}
+	if err := f.share.publishLogs(ctx, a.node()); err != nil {
+		return res, fmt.Errorf("step %q: publish logs: %w", ref.StepPath, err)
 	}
 	if in.Succeeded {
 		stop := a.beatWhile(ctx, func() any { return "uploading outputs" })
-		err := a.commitUploads(ctx, ref.StepPath, b.uploads)
+		err := a.commitParallelOutputs(ctx, ref.StepPath, spec.Input.Parallel.Task.AppendRowTo, b.uploads)
 		stop()
 		if err != nil {
 			return res, err
 		}
 	}
 	if spec.Input.Parallel.CopyLogsToParent {
-		if err := a.copyLogsToParent(f, in); err != nil {
+		if err := a.copyLogsToParent(ctx, f, in); err != nil {
 			return res, fmt.Errorf("step %q: copy logs to parent: %w", ref.StepPath, err)
 		}
 	}
 	return res, nil
+}
+
+// commitParallelOutputs commits a succeeded parallel step's outputs on
+// object storage: append_row_to's file is uploaded from here; the other
+// outputs' files went up with each mini-batch, and only their commit
+// marker is written now.
+func (a *Activities) commitParallelOutputs(ctx context.Context, step, appendTo string, ups []upload) error {
+	for _, u := range ups {
+		if u.name == appendTo {
+			if err := a.commitUploads(ctx, step, []upload{u}); err != nil {
+				return err
+			}
+			continue
+		}
+		s, err := a.objectStore(u.store)
+		if err == nil {
+			err = s.Commit(ctx, u.path)
+		}
+		if err != nil {
+			return temporal.NewApplicationError(fmt.Sprintf("step %q: commit output %q on datastore %q: %v: the step is retried", step, u.name, u.store.Name, err), "DatastoreUnavailable")
+		}
+	}
+	return nil
 }
 
 // appendRows writes every finished mini-batch's results into the output
@@ -209,11 +252,27 @@ func (a *Activities) appendRows(ctx context.Context, f parallelFolders, spec par
 	}
 	w := bufio.NewWriterSize(out, 1<<20)
 	var header []byte
+	finished := doneSet{f: f}
 	for i := range spec.Plan.Batches {
 		if i%1000 == 0 {
 			recordHeartbeat(ctx, i)
 		}
-		done, ok := f.doneRecord(i)
+		ok, err := finished.has(ctx, i)
+		if err != nil {
+			out.Close()
+			return fmt.Errorf("list finished mini-batches: %w", err)
+		}
+		if !ok {
+			continue
+		}
+		done, ok, err := f.doneRecord(ctx, i)
+		if err == nil && ok {
+			_, err = f.share.fetch(ctx, resultOf(i))
+		}
+		if err != nil {
+			out.Close()
+			return fmt.Errorf("read the results of mini-batch %d: %w", i, err)
+		}
 		if !ok {
 			continue
 		}
@@ -266,9 +325,9 @@ func outputType(outs []plan.Output, name string) string {
 	return ""
 }
 
-// writeResult writes job_result.txt and, from the per-attempt report,
-// job_error.txt.
-func writeResult(f parallelFolders, in FinishParallelInput) error {
+// writeResult writes job_result.txt and, from the per-attempt reports of
+// every node, job_error.txt.
+func writeResult(ctx context.Context, f parallelFolders, in FinishParallelInput) error {
 	c := in.Progress.Counters
 	var b strings.Builder
 	if in.Succeeded {
@@ -281,40 +340,68 @@ func writeResult(f parallelFolders, in FinishParallelInput) error {
 	if err := os.WriteFile(filepath.Join(f.logs, "job_result.txt"), []byte(b.String()), 0o644); err != nil {
 		return err
 	}
-	errs, err := lastErrors(f.processedCSV())
+	reports, err := f.share.list(ctx, path.Dir(processedReport))
+	if err != nil {
+		return err
+	}
+	if !slices.Contains(reports, processedReport) {
+		reports = append(reports, processedReport)
+	}
+	finished := doneSet{f: f}
+	var rows [][]string
+	for _, rel := range reports {
+		if _, err := f.share.fetch(ctx, rel); err != nil && rel != processedReport {
+			return err
+		}
+		r, err := reportRows(f.local(rel))
+		if err != nil {
+			return err
+		}
+		rows = append(rows, r...)
+	}
+	errs, err := lastErrors(ctx, rows, &finished)
 	if err != nil {
 		return err
 	}
 	return os.WriteFile(filepath.Join(f.logs, "job_error.txt"), []byte(errs), 0o644)
 }
 
-// lastErrors lists, for every mini-batch that never succeeded, its last
-// attempt's error.
-func lastErrors(report string) (string, error) {
+// reportRows reads the rows of a processed_mini-batches.csv.
+func reportRows(report string) ([][]string, error) {
 	file, err := os.Open(report)
 	if errors.Is(err, fs.ErrNotExist) {
-		return "", nil
+		return nil, nil
 	}
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	defer file.Close()
 	r := csv.NewReader(file)
 	r.FieldsPerRecord = -1
+	var rows [][]string
+	for {
+		rec, err := r.Read()
+		if err == io.EOF {
+			return rows, nil
+		}
+		if err != nil || len(rec) < len(processedHeader) || rec[0] == processedHeader[0] {
+			continue
+		}
+		rows = append(rows, rec)
+	}
+}
+
+// lastErrors lists, for every mini-batch that never succeeded, its last
+// attempt's error. A mini-batch with a done record succeeded, even when the
+// node that ran it has not published its report yet.
+func lastErrors(ctx context.Context, rows [][]string, finished *doneSet) (string, error) {
 	type last struct {
 		attempt string
 		err     string
 		ok      bool
 	}
 	byIndex := map[int]*last{}
-	for {
-		rec, err := r.Read()
-		if err == io.EOF {
-			break
-		}
-		if err != nil || len(rec) < len(processedHeader) || rec[0] == processedHeader[0] {
-			continue
-		}
+	for _, rec := range rows {
 		i, _ := strconv.Atoi(rec[0])
 		l := byIndex[i]
 		if l == nil {
@@ -326,6 +413,15 @@ func lastErrors(report string) (string, error) {
 			l.ok = true
 		case "failed":
 			l.attempt, l.err = rec[1], rec[9]
+		}
+	}
+	for i, l := range byIndex {
+		if !l.ok && l.err != "" {
+			done, err := finished.has(ctx, i)
+			if err != nil {
+				return "", err
+			}
+			l.ok = done
 		}
 	}
 	var idx []int
@@ -344,18 +440,18 @@ func lastErrors(report string) (string, error) {
 
 // copyLogsToParent copies the step's job_result.txt and progress overview
 // into the enclosing pipeline's logs, under the step's name.
-func (a *Activities) copyLogsToParent(f parallelFolders, in FinishParallelInput) error {
+func (a *Activities) copyLogsToParent(ctx context.Context, f parallelFolders, in FinishParallelInput) error {
 	ref := in.Progress.Ref
 	parent := StepArtifactsURI(ref.Datastore, ref.RunID, in.ParentPath)
 	if in.ParentPath == "" {
 		parent = plan.DatastoreURI(ref.Datastore, "azureml/"+ref.RunID+"/"+plan.ArtifactsOutput+"/")
 	}
-	dir, err := a.artifactsPath(parent)
+	pf, err := a.artifactsFolder(parent)
 	if err != nil {
 		return err
 	}
-	dir = filepath.Join(dir, "logs", filepath.FromSlash(ref.StepPath))
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	dir := "logs/" + ref.StepPath
+	if err := os.MkdirAll(pf.local(dir), 0o755); err != nil {
 		return err
 	}
 	entries, err := os.ReadDir(f.logs)
@@ -368,7 +464,11 @@ func (a *Activities) copyLogsToParent(f parallelFolders, in FinishParallelInput)
 			if err != nil {
 				return err
 			}
-			if err := os.WriteFile(filepath.Join(dir, e.Name()), data, 0o644); err != nil {
+			rel := dir + "/" + e.Name()
+			if err := os.WriteFile(pf.local(rel), data, 0o644); err != nil {
+				return err
+			}
+			if err := pf.share.publish(ctx, rel); err != nil {
 				return err
 			}
 		}

@@ -23,6 +23,7 @@ const idleShutdown = 30 * time.Second
 // parallelRuntime is one parallel step on this worker: its settings, its
 // manifest and its entry-script processes, kept across mini-batches.
 type parallelRuntime struct {
+	a        *Activities
 	ref      ParallelStepRef
 	folders  parallelFolders
 	spec     parallelSpec
@@ -30,6 +31,10 @@ type parallelRuntime struct {
 	pool     *entryscript.Pool
 	node     string
 	appendTo bool
+	// work is this node's working folder for the step.
+	work string
+	// outputs are the step's outputs on object storage, staged in work.
+	outputs *objectOutputs
 
 	// useMu guards users (mini-batches running now) and lastUsed.
 	useMu    sync.Mutex
@@ -69,7 +74,7 @@ func (a *Activities) idleShutdown() time.Duration {
 // get returns the step's runtime, creating it (and its working folder) on
 // first use. The caller must release it. Creating one copies the step's
 // code, so it happens outside the lock: other steps' mini-batches go on.
-func (r *runtimes) get(a *Activities, ref ParallelStepRef) (*parallelRuntime, error) {
+func (r *runtimes) get(ctx context.Context, a *Activities, ref ParallelStepRef) (*parallelRuntime, error) {
 	key := runtimeKey(ref)
 	for {
 		r.mu.Lock()
@@ -83,7 +88,7 @@ func (r *runtimes) get(a *Activities, ref ParallelStepRef) (*parallelRuntime, er
 			s = &starting{done: make(chan struct{})}
 			r.starting[key] = s
 			r.mu.Unlock()
-			s.rt, s.err = a.newRuntime(ref)
+			s.rt, s.err = a.newRuntime(ctx, ref)
 			r.mu.Lock()
 			delete(r.starting, key)
 			if s.err == nil {
@@ -209,50 +214,89 @@ func (a *Activities) Close(ctx context.Context) {
 	wg.Wait()
 }
 
+// shutdown stops the step's processes on this node and publishes the
+// node's logs, which are complete only now.
 func (rt *parallelRuntime) shutdown(ctx context.Context) {
 	if err := rt.pool.Close(ctx); err != nil {
 		rt.log(fmt.Sprintf("porch: stopping the entry-script processes of step %q: %v", rt.ref.StepPath, err))
 	}
 	rt.manifest.Close()
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	if err := rt.folders.share.publishLogs(ctx, rt.node); err != nil {
+		rt.log(fmt.Sprintf("porch: publishing the logs of node %s: %v", rt.node, err))
+	}
 }
 
 // newRuntime reads the step's spec and manifest, prepares this worker's
 // working folder (the code) and renders the entry script's arguments.
-func (a *Activities) newRuntime(ref ParallelStepRef) (*parallelRuntime, error) {
+func (a *Activities) newRuntime(ctx context.Context, ref ParallelStepRef) (*parallelRuntime, error) {
 	f, err := a.parallelFolders(ref)
 	if err != nil {
 		return nil, err
 	}
-	spec, err := f.readSpec(ref.StepPath)
+	spec, err := f.readSpec(ctx, ref.StepPath, ref.Digest)
 	if err != nil {
 		return nil, err
 	}
 	if spec.Plan.Ref.Digest != ref.Digest {
 		return nil, fmt.Errorf("step %q was planned again (manifest %.12s, this mini-batch belongs to %.12s): the step's newer attempt runs it", ref.StepPath, spec.Plan.Ref.Digest, ref.Digest)
 	}
-	m, err := minibatch.Open(f.manifest())
+	m, err := f.openManifest(ctx, ref)
 	if err != nil {
-		return nil, fmt.Errorf("step %q: open manifest: %w", ref.StepPath, err)
+		return nil, err
 	}
-	opts, err := a.entryScriptOptions(spec, f)
+	if err := ensureReport(f); err != nil {
+		m.Close()
+		return nil, fmt.Errorf("step %q: start processed_mini-batches.csv: %w", ref.StepPath, err)
+	}
+	rt := &parallelRuntime{
+		a: a, ref: ref, folders: f, spec: spec, manifest: m, node: a.node(), lastUsed: time.Now(),
+		appendTo: spec.Input.Parallel.Task.AppendRowTo != "",
+		work:     filepath.Join(a.Home, "work", spec.Input.RunID, filepath.FromSlash(spec.Input.StepPath), a.node()),
+	}
+	opts, err := a.entryScriptOptions(ctx, rt)
 	if err != nil {
 		m.Close()
 		return nil, err
 	}
-	rt := &parallelRuntime{
-		ref: ref, folders: f, spec: spec, manifest: m, node: a.node(), lastUsed: time.Now(),
-		appendTo: spec.Input.Parallel.Task.AppendRowTo != "",
-		pool:     entryscript.NewPool(opts, max(spec.Plan.Instances*spec.Plan.PerInstance, 1)),
-	}
+	rt.pool = entryscript.NewPool(opts, max(spec.Plan.Instances*spec.Plan.PerInstance, 1))
 	return rt, nil
+}
+
+// openManifest opens the step's manifest for ref's digest: this worker's
+// copy when it is that one, else the shared one, dropping this worker's
+// copies of another plan's done records and results.
+func (f parallelFolders) openManifest(ctx context.Context, ref ParallelStepRef) (*minibatch.Manifest, error) {
+	if m, err := minibatch.Open(f.manifest()); err == nil {
+		if m.Summary().Digest == ref.Digest {
+			return m, nil
+		}
+		m.Close()
+	}
+	if err := f.share.forget(doneRel, resultsRel); err != nil {
+		return nil, fmt.Errorf("step %q: drop stale mini-batch records: %w", ref.StepPath, err)
+	}
+	if _, err := f.share.fetch(ctx, manifestRel); err != nil {
+		return nil, fmt.Errorf("step %q: fetch the manifest: %w", ref.StepPath, err)
+	}
+	m, err := minibatch.Open(f.manifest())
+	if err != nil {
+		return nil, fmt.Errorf("step %q: open manifest: %w", ref.StepPath, err)
+	}
+	if m.Summary().Digest != ref.Digest {
+		m.Close()
+		return nil, fmt.Errorf("step %q was planned again (manifest %.12s, this mini-batch belongs to %.12s): the step's newer attempt runs it", ref.StepPath, m.Summary().Digest, ref.Digest)
+	}
+	return m, nil
 }
 
 // entryScriptOptions prepares this node's working folder and says how the
 // step's entry-script processes run.
-func (a *Activities) entryScriptOptions(spec parallelSpec, f parallelFolders) (entryscript.Options, error) {
+func (a *Activities) entryScriptOptions(ctx context.Context, rt *parallelRuntime) (entryscript.Options, error) {
+	spec, f, work := rt.spec, rt.folders, rt.work
 	in := spec.Input
 	p := in.Parallel
-	work := filepath.Join(a.Home, "work", in.RunID, filepath.FromSlash(in.StepPath), a.node())
 	sf := stepFolders{artifactsURI: f.artifactsURI, artifacts: f.artifacts, work: work}
 	if err := os.RemoveAll(work); err != nil {
 		return entryscript.Options{}, fmt.Errorf("remove stale working folder: %w", err)
@@ -266,15 +310,20 @@ func (a *Activities) entryScriptOptions(spec parallelSpec, f parallelFolders) (e
 	cmd := RunCommandInput{
 		RunID: in.RunID, StepPath: in.StepPath, DefaultDatastore: in.DefaultDatastore,
 		Command: plan.Command{Template: p.Task.ProgramArguments, Code: p.Task.Code, EnvironmentVariables: p.EnvironmentVariables},
-		Inputs:  in.Inputs, Outputs: in.Outputs,
+		Inputs:  a.withoutSplitInput(in), Outputs: in.Outputs,
 	}
-	b, err := a.bind(context.Background(), cmd, sf)
+	b, err := a.bind(ctx, cmd, sf)
 	if err != nil {
 		return entryscript.Options{}, err
 	}
+	rt.outputs = &objectOutputs{a: a}
 	for _, u := range b.uploads {
-		if u.name != p.Task.AppendRowTo {
-			return entryscript.Options{}, invalidStep("step %q: output %q is on s3 datastore %q: a parallel step writes to object storage only through append_row_to in this version; write it to a local datastore", in.StepPath, u.name, u.store.Name)
+		switch {
+		case u.name == p.Task.AppendRowTo:
+		case outputType(in.Outputs, u.name) == "uri_file":
+			return entryscript.Options{}, invalidStep("step %q: output %q is a uri_file on s3 datastore %q: a parallel step's workers write to object storage through uri_folder outputs and append_row_to; declare it uri_folder, or write it to a local datastore", in.StepPath, u.name, u.store.Name)
+		default:
+			rt.outputs.ups = append(rt.outputs.ups, u)
 		}
 	}
 	args, err := splitArgs(p.Task.ProgramArguments.Render(b.lookup(cmd)))
@@ -287,6 +336,22 @@ func (a *Activities) entryScriptOptions(spec parallelSpec, f parallelFolders) (e
 		LogDir: f.logs, Node: a.node(), LoggingLevel: p.LoggingLevel, KillGrace: a.killGrace(),
 		Tabular: spec.Plan.Tabular, OutputDir: filepath.Join(f.artifacts, "outputs"),
 	}, nil
+}
+
+// withoutSplitInput is the step's inputs with input_data, when it is on
+// object storage, bound to its URI: each worker fetches only its
+// mini-batches' objects, never the whole input.
+func (a *Activities) withoutSplitInput(in PlanMiniBatchesInput) []plan.Input {
+	out := make([]plan.Input, len(in.Inputs))
+	for i, inp := range in.Inputs {
+		out[i] = inp
+		if inp.Name == in.Parallel.InputData && inp.Value.Kind == plan.ValueData && inp.Value.Data != nil {
+			if _, _, ok := a.s3Location(inp.Value.Data.Path); ok {
+				out[i].Value = plan.Value{Kind: plan.ValueLiteral, Literal: inp.Value.Data.Path}
+			}
+		}
+	}
+	return out
 }
 
 // request turns a mini-batch into the pool's request.

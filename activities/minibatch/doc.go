@@ -4,6 +4,15 @@
 // It does no Temporal work: an activity calls Plan once, and each mini-batch
 // activity calls Open and Batch.
 //
+// # Where the input is read from
+//
+// Plan reads the local disk, where an input's Path is absolute and so are
+// the manifest's paths; or, when Input.FS is set, that file system (a
+// datastore's, from objectstore.Store.FS), where Path is Input.Base
+// followed by a name in FS and the manifest names every file Base + name.
+// Planning reads only what splitting needs: listings, and the files of
+// tabular input.
+//
 // # Splitting
 //
 // uri_folder: every regular file under the folder, recursively, hidden files

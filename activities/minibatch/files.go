@@ -5,41 +5,91 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
+	"path"
 	"sort"
+	"strings"
 )
 
 // file is one input file found by a listing.
 type file struct {
-	path string // absolute
+	path string // as the manifest names it: absolute, or a datastore URI
+	name string // its name in the input's file system
 	rel  string // slash-separated, relative to the listing's root
 	size int64
+}
+
+// source is the file system an input is read from, and how the manifest
+// names its files: os.DirFS("/") with absolute paths for a local input, a
+// datastore's file system with its URIs for one on object storage.
+type source struct {
+	fsys fs.FS
+	// base is the manifest path of the file system's root: "/" locally.
+	base string
+}
+
+func (in Input) source() source {
+	if in.FS == nil {
+		return source{fsys: os.DirFS("/"), base: "/"}
+	}
+	return source{fsys: in.FS, base: in.Base}
+}
+
+// name is the file system's name of a manifest path; ok is false when the
+// path is outside the file system.
+func (s source) name(p string) (string, bool) {
+	rest, ok := strings.CutPrefix(p, s.base)
+	if !ok && s.base == "/" {
+		return "", false
+	}
+	if !ok {
+		rest, ok = strings.CutPrefix(p, strings.TrimSuffix(s.base, "/"))
+		if !ok || rest != "" {
+			return "", false
+		}
+	}
+	name := strings.Trim(path.Clean("/"+rest), "/")
+	if name == "" {
+		return ".", true
+	}
+	return name, fs.ValidPath(name)
+}
+
+// path is the manifest path of a name.
+func (s source) path(name string) string {
+	if name == "." {
+		if s.base == "/" {
+			return "/"
+		}
+		return strings.TrimSuffix(s.base, "/")
+	}
+	return s.base + name
 }
 
 // listFolder returns every regular file under root, recursively, sorted by
 // relative path (byte order of the slash-separated path), keeping those keep
 // accepts. Symbolic links to regular files count as files; links to folders
 // are not followed.
-func listFolder(root string, keep func(rel string) bool) ([]file, error) {
+func listFolder(src source, root string, keep func(rel string) bool) ([]file, error) {
 	var files []file
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+	err := fs.WalkDir(src.fsys, root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
-			return fmt.Errorf("list %q: %w", p, err)
+			return fmt.Errorf("list %q: %w", src.path(p), err)
 		}
 		if d.IsDir() {
 			return nil
 		}
-		info, err := os.Stat(p) // follows a link to the file it names
+		var info fs.FileInfo
+		if d.Type()&fs.ModeSymlink != 0 {
+			info, err = fs.Stat(src.fsys, p) // follows a link to the file it names
+		} else {
+			info, err = d.Info()
+		}
 		if err != nil || !info.Mode().IsRegular() {
 			return nil
 		}
-		rel, err := filepath.Rel(root, p)
-		if err != nil {
-			return fmt.Errorf("list %q: %w", p, err)
-		}
-		rel = filepath.ToSlash(rel)
+		rel := relTo(root, p)
 		if keep == nil || keep(rel) {
-			files = append(files, file{path: p, rel: rel, size: info.Size()})
+			files = append(files, file{path: src.path(p), name: p, rel: rel, size: info.Size()})
 		}
 		return nil
 	})
@@ -59,11 +109,16 @@ func planFiles(in Input, w *writer) error {
 	if err != nil {
 		return err
 	}
+	src := in.source()
+	name, ok := src.name(in.Path)
+	if !ok {
+		return inputErrorf(in.Path, 0, "the input's path is not an absolute path: give the input a full path")
+	}
 	var files []file
 	if in.Type == TypeURIFile {
-		files, err = uriFile(in.Path)
+		files, err = uriFile(src, name)
 	} else {
-		files, err = uriFolder(in.Path)
+		files, err = uriFolder(src, name)
 	}
 	if err != nil {
 		return err
@@ -124,48 +179,51 @@ func batchFiles(files []file, count int, maxBytes int64, w *writer) error {
 	return flush()
 }
 
-func uriFile(path string) ([]file, error) {
-	info, err := os.Stat(path)
+func uriFile(src source, name string) ([]file, error) {
+	shown := src.path(name)
+	info, err := fs.Stat(src.fsys, name)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return nil, inputErrorf(path, 0, "the uri_file input does not exist: check the input's path")
+		return nil, inputErrorf(shown, 0, "the uri_file input does not exist: check the input's path")
 	case err != nil:
 		return nil, fmt.Errorf("read input file: %w", err)
 	case info.IsDir():
-		return nil, inputErrorf(path, 0, "the uri_file input is a folder: declare the input as uri_folder")
+		return nil, inputErrorf(shown, 0, "the uri_file input is a folder: declare the input as uri_folder")
 	case !info.Mode().IsRegular():
-		return nil, inputErrorf(path, 0, "the uri_file input is not a regular file: give a file's path")
+		return nil, inputErrorf(shown, 0, "the uri_file input is not a regular file: give a file's path")
 	}
-	return []file{{path: path, rel: filepath.Base(path), size: info.Size()}}, nil
+	return []file{{path: shown, name: name, rel: path.Base(name), size: info.Size()}}, nil
 }
 
 // uriFolder lists every regular file of a uri_folder input, hidden files
 // and MLTable files included: a uri_folder's files are all data.
-func uriFolder(path string) ([]file, error) {
-	if err := checkFolder(path, TypeURIFolder); err != nil {
+func uriFolder(src source, name string) ([]file, error) {
+	shown := src.path(name)
+	if err := checkFolder(src, name, TypeURIFolder); err != nil {
 		return nil, err
 	}
-	files, err := listFolder(path, nil)
+	files, err := listFolder(src, name, nil)
 	if err != nil {
 		return nil, err
 	}
 	if len(files) == 0 {
-		return nil, inputErrorf(path, 0, "the uri_folder input holds no files: check that the step before wrote its output there")
+		return nil, inputErrorf(shown, 0, "the uri_folder input holds no files: check that the step before wrote its output there")
 	}
 	return files, nil
 }
 
 // checkFolder says whether path is an existing folder, as an *InputError
 // when it is not.
-func checkFolder(path, typ string) error {
-	info, err := os.Stat(path)
+func checkFolder(src source, name, typ string) error {
+	shown := src.path(name)
+	info, err := fs.Stat(src.fsys, name)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return inputErrorf(path, 0, "the %s input does not exist: check the input's path", typ)
+		return inputErrorf(shown, 0, "the %s input does not exist: check the input's path", typ)
 	case err != nil:
 		return fmt.Errorf("read input folder: %w", err)
 	case !info.IsDir():
-		return inputErrorf(path, 0, "the %s input is a file, not a folder: declare the input as uri_file, or give its folder", typ)
+		return inputErrorf(shown, 0, "the %s input is a file, not a folder: declare the input as uri_file, or give its folder", typ)
 	}
 	return nil
 }

@@ -3,19 +3,17 @@ package minibatch
 import (
 	"errors"
 	"io/fs"
-	"os"
 	"path"
-	"path/filepath"
 	"strings"
 )
 
-// glob lists the regular files matching pattern, an absolute path whose
+// glob lists the regular files matching pattern, a name in src whose
 // elements may hold path.Match wildcards (*, ?, [a-z]) and where an element
 // "**" matches any number of folders, none included. Files come sorted by
 // path; keep filters them by their path relative to the pattern's fixed
 // leading folder.
-func glob(pattern string, keep func(rel string) bool) ([]file, error) {
-	segs := strings.Split(filepath.ToSlash(pattern), "/")
+func glob(src source, pattern string, keep func(rel string) bool) ([]file, error) {
+	segs := strings.Split(pattern, "/")
 	fixed := 0
 	for fixed < len(segs) && !strings.ContainsAny(segs[fixed], "*?[\\") {
 		fixed++
@@ -26,24 +24,24 @@ func glob(pattern string, keep func(rel string) bool) ([]file, error) {
 			return nil, err
 		}
 	}
-	base := filepath.FromSlash(strings.Join(segs[:fixed], "/"))
+	base := strings.Join(segs[:fixed], "/")
 	if base == "" {
-		base = "/"
+		base = "."
 	}
 	if len(rest) == 0 { // no wildcard: the pattern names one file
-		info, err := os.Stat(base)
+		info, err := fs.Stat(src.fsys, base)
 		if err != nil || !info.Mode().IsRegular() {
 			return nil, nil
 		}
-		return []file{{path: base, rel: path.Base(filepath.ToSlash(base)), size: info.Size()}}, nil
+		return []file{{path: src.path(base), name: base, rel: path.Base(base), size: info.Size()}}, nil
 	}
-	if info, err := os.Stat(base); err != nil || !info.IsDir() {
+	if info, err := fs.Stat(src.fsys, base); err != nil || !info.IsDir() {
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return nil, err
 		}
 		return nil, nil
 	}
-	return listFolder(base, func(rel string) bool {
+	return listFolder(src, base, func(rel string) bool {
 		return matchSegments(rest, strings.Split(rel, "/")) && (keep == nil || keep(rel))
 	})
 }

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path"
 	"path/filepath"
 	"regexp"
@@ -29,6 +28,9 @@ type table struct {
 	notes []string
 	// source is the MLTable file, or the folder of CSV files.
 	source string
+	// root is the name, in the input's file system, of the folder
+	// Read.Root names.
+	root string
 }
 
 // encodings are the MLTable encodings porch can split: each is a superset of
@@ -43,21 +45,22 @@ func defaultRead(root string) ReadOptions {
 
 // loadTable resolves an mltable input: an MLTable file, a folder holding
 // one, or a folder of *.csv files (recursively) read with default options.
-func loadTable(p string) (table, error) {
-	info, err := os.Stat(p)
+func loadTable(src source, name string) (table, error) {
+	p := src.path(name)
+	info, err := fs.Stat(src.fsys, name)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return table{}, inputErrorf(p, 0, "the mltable input does not exist: check the input's path")
 	case err != nil:
 		return table{}, fmt.Errorf("read mltable input: %w", err)
 	case !info.IsDir():
-		return parseMLTable(p)
+		return parseMLTable(src, name)
 	}
-	mlt := filepath.Join(p, MLTableName)
-	if _, err := os.Stat(mlt); err == nil {
-		return parseMLTable(mlt)
+	mlt := path.Join(name, MLTableName)
+	if _, err := fs.Stat(src.fsys, mlt); err == nil {
+		return parseMLTable(src, mlt)
 	}
-	files, err := listFolder(p, func(rel string) bool {
+	files, err := listFolder(src, name, func(rel string) bool {
 		return strings.HasSuffix(strings.ToLower(rel), ".csv") && !hidden(rel)
 	})
 	if err != nil {
@@ -66,7 +69,7 @@ func loadTable(p string) (table, error) {
 	if len(files) == 0 {
 		return table{}, inputErrorf(p, 0, "the mltable input has no MLTable file and no .csv files: add an MLTable file that names the data, or put .csv files in the folder")
 	}
-	return table{files: files, read: defaultRead(p), source: p}, nil
+	return table{files: files, read: defaultRead(p), source: p, root: name}, nil
 }
 
 // hidden says whether any element of a slash path starts with a dot.
@@ -80,8 +83,9 @@ func hidden(rel string) bool {
 }
 
 // parseMLTable reads an MLTable file: its paths and transformations.
-func parseMLTable(file string) (table, error) {
-	data, err := os.ReadFile(file)
+func parseMLTable(src source, name string) (table, error) {
+	file := src.path(name)
+	data, err := fs.ReadFile(src.fsys, name)
 	if err != nil {
 		return table{}, fmt.Errorf("read MLTable file: %w", err)
 	}
@@ -97,8 +101,8 @@ func parseMLTable(file string) (table, error) {
 	if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
 		return table{}, inputErrorf(file, 1, "not an MLTable file: an mltable input is a folder holding an MLTable file (a YAML mapping with paths: and transformations:), or that file itself")
 	}
-	root := filepath.Dir(file)
-	t := table{read: defaultRead(root), source: file}
+	root := path.Dir(name)
+	t := table{read: defaultRead(src.path(root)), source: file, root: root}
 	var paths *yaml.Node
 	top := doc.Content[0]
 	for i := 0; i+1 < len(top.Content); i += 2 {
@@ -115,7 +119,7 @@ func parseMLTable(file string) (table, error) {
 	if paths == nil {
 		return table{}, inputErrorf(file, top.Line, "the MLTable file has no paths: add paths: with - file:, - folder: or - pattern: entries")
 	}
-	if err := t.resolvePaths(file, root, paths); err != nil {
+	if err := t.resolvePaths(src, file, root, paths); err != nil {
 		return table{}, err
 	}
 	return t, nil
@@ -237,7 +241,7 @@ func columnList(file, name string, v *yaml.Node) ([]string, error) {
 
 // resolvePaths lists the files of the paths: entries, in order, each file
 // once. Folders and patterns leave out hidden files and MLTable files.
-func (t *table) resolvePaths(file, root string, seq *yaml.Node) error {
+func (t *table) resolvePaths(src source, file, root string, seq *yaml.Node) error {
 	if seq.Kind != yaml.SequenceNode || len(seq.Content) == 0 {
 		return inputErrorf(file, seq.Line, "paths must be a list of - file:, - folder: or - pattern: entries")
 	}
@@ -247,7 +251,7 @@ func (t *table) resolvePaths(file, root string, seq *yaml.Node) error {
 			return inputErrorf(file, item.Line, "a paths entry must have one key: file:, folder: or pattern:")
 		}
 		kind, v := item.Content[0].Value, item.Content[1]
-		files, err := resolvePath(file, root, kind, v)
+		files, err := resolvePath(src, file, root, kind, v)
 		if err != nil {
 			return err
 		}
@@ -264,30 +268,37 @@ func (t *table) resolvePaths(file, root string, seq *yaml.Node) error {
 	return nil
 }
 
-func resolvePath(mlt, root, kind string, v *yaml.Node) ([]file, error) {
+func resolvePath(src source, mlt, root, kind string, v *yaml.Node) ([]file, error) {
 	if strings.Contains(v.Value, "://") || strings.HasPrefix(v.Value, "azureml:") {
 		return nil, inputErrorf(mlt, v.Line, "paths entry %q is not local: porch reads only local files; download the data first and write its path relative to the MLTable file", v.Value)
 	}
-	p := v.Value
-	if !filepath.IsAbs(p) {
-		p = filepath.Join(root, filepath.FromSlash(p))
+	name := path.Join(root, v.Value)
+	if path.IsAbs(v.Value) {
+		var ok bool
+		if name, ok = src.name(path.Clean(v.Value)); !ok {
+			return nil, inputErrorf(mlt, v.Line, "paths entry %q is absolute, which names no file of the MLTable file's datastore: write the path relative to the MLTable file", v.Value)
+		}
 	}
+	if !fs.ValidPath(name) {
+		return nil, inputErrorf(mlt, v.Line, "paths entry %q leaves the MLTable file's datastore: write a path inside it, relative to the MLTable file", v.Value)
+	}
+	p := src.path(name)
 	keep := func(rel string) bool { return !hidden(rel) && path.Base(rel) != MLTableName }
 	switch kind {
 	case "file":
-		info, err := os.Stat(p)
+		info, err := fs.Stat(src.fsys, name)
 		if err != nil || !info.Mode().IsRegular() {
 			return nil, inputErrorf(mlt, v.Line, "paths entry file: %q is not a file (%s): fix the path, relative to the MLTable file's folder", v.Value, p)
 		}
-		return []file{{path: p, rel: relTo(root, p), size: info.Size()}}, nil
+		return []file{{path: p, name: name, rel: relTo(root, name), size: info.Size()}}, nil
 	case "folder":
-		info, err := os.Stat(p)
+		info, err := fs.Stat(src.fsys, name)
 		if err != nil || !info.IsDir() {
 			return nil, inputErrorf(mlt, v.Line, "paths entry folder: %q is not a folder (%s): fix the path, relative to the MLTable file's folder", v.Value, p)
 		}
-		return listFolder(p, keep)
+		return listFolder(src, name, keep)
 	case "pattern":
-		files, err := glob(p, keep)
+		files, err := glob(src, name, keep)
 		if err != nil {
 			return nil, inputErrorf(mlt, v.Line, "paths entry pattern: %q is malformed (%v): use *, ?, [a-z] and ** as in ./**/*.csv", v.Value, err)
 		}
@@ -296,10 +307,12 @@ func resolvePath(mlt, root, kind string, v *yaml.Node) ([]file, error) {
 	return nil, inputErrorf(mlt, v.Line, "paths entry %q is unknown: use file:, folder: or pattern:", kind)
 }
 
-func relTo(root, p string) string {
-	rel, err := filepath.Rel(root, p)
+// relTo is name's slash path relative to the folder root, both names in
+// one file system.
+func relTo(root, name string) string {
+	rel, err := filepath.Rel(filepath.FromSlash(root), filepath.FromSlash(name))
 	if err != nil {
-		return filepath.ToSlash(p)
+		return name
 	}
 	return filepath.ToSlash(rel)
 }

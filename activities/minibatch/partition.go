@@ -57,6 +57,7 @@ func compileFormat(format string) (*regexp.Regexp, []string, error) {
 // partitioner collects, per distinct key tuple, the files holding it and
 // their row counts, in order of first appearance.
 type partitioner struct {
+	src     source
 	t       table
 	keys    []string
 	format  *regexp.Regexp
@@ -72,8 +73,8 @@ type keySource struct {
 	value string
 }
 
-func planPartitions(t table, keys []string, w *writer) error {
-	p := &partitioner{t: t, keys: keys, index: map[string]int{}}
+func planPartitions(src source, t table, keys []string, w *writer) error {
+	p := &partitioner{src: src, t: t, keys: keys, index: map[string]int{}}
 	if t.read.PartitionFormat != "" {
 		var err error
 		if p.format, p.fcols, err = compileFormat(t.read.PartitionFormat); err != nil {
@@ -95,7 +96,7 @@ func planPartitions(t table, keys []string, w *writer) error {
 }
 
 func (p *partitioner) scanFile(f file, hs *headers) error {
-	s, err := openRecords(f.path, p.t.read.Delimiter)
+	s, err := openRecords(p.src, f, p.t.read.Delimiter)
 	if err != nil {
 		return err
 	}
@@ -186,7 +187,7 @@ func (p *partitioner) sources(f file, columns []string) ([]keySource, error) {
 	for i, k := range p.keys {
 		if fi := slices.Index(p.fcols, k); fi >= 0 {
 			if pathValues == nil {
-				rel := relTo(p.t.read.Root, f.path)
+				rel := relTo(p.t.root, f.name)
 				m := p.format.FindStringSubmatch(rel)
 				if m == nil {
 					return nil, inputErrorf(f.path, 0, "the file's path %q does not match the partition format %q, so partition key %q has no value: fix the format in %s, or move the file", rel, p.t.read.PartitionFormat, k, p.t.source)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"unicode/utf8"
 )
@@ -13,7 +12,12 @@ import (
 // planTable plans an mltable input: by partition key tuple when keys are
 // given, else by approximate size, never across file boundaries.
 func planTable(in Input, w *writer) error {
-	t, err := loadTable(in.Path)
+	src := in.source()
+	name, ok := src.name(in.Path)
+	if !ok {
+		return inputErrorf(in.Path, 0, "the input's path is not an absolute path: give the input a full path")
+	}
+	t, err := loadTable(src, name)
 	if err != nil {
 		return err
 	}
@@ -24,7 +28,7 @@ func planTable(in Input, w *writer) error {
 		w.sum.Bytes += f.size
 	}
 	if len(in.PartitionKeys) > 0 {
-		return planPartitions(t, in.PartitionKeys, w)
+		return planPartitions(src, t, in.PartitionKeys, w)
 	}
 	limit, err := tableBatchSize(in.Size)
 	if err != nil {
@@ -32,7 +36,7 @@ func planTable(in Input, w *writer) error {
 	}
 	hs := headers{mode: t.read.Header}
 	for _, f := range t.files {
-		if err := splitFile(f, t.read, limit, &hs, w); err != nil {
+		if err := splitFile(src, f, t.read, limit, &hs, w); err != nil {
 			return err
 		}
 	}
@@ -58,22 +62,23 @@ func tableBatchSize(size string) (int64, error) {
 // records reads a delimited file record by record, knowing the byte offset
 // where each record ends. Quoted fields may hold delimiters and line ends.
 type records struct {
-	f    *os.File
+	f    io.Closer
 	r    *csv.Reader
 	path string
 }
 
-func openRecords(path, delimiter string) (*records, error) {
-	f, err := os.Open(path)
+func openRecords(src source, f file, delimiter string) (*records, error) {
+	path := f.path
+	r, err := src.fsys.Open(f.name)
 	if err != nil {
 		return nil, fmt.Errorf("read input file: %w", err)
 	}
-	r := csv.NewReader(f)
-	r.Comma, _ = utf8.DecodeRuneInString(delimiter)
-	r.FieldsPerRecord = -1 // pandas decides what ragged rows mean
-	r.LazyQuotes = true    // a stray quote in an unquoted field is text, as for pandas
-	r.ReuseRecord = true
-	return &records{f: f, r: r, path: path}, nil
+	c := csv.NewReader(r)
+	c.Comma, _ = utf8.DecodeRuneInString(delimiter)
+	c.FieldsPerRecord = -1 // pandas decides what ragged rows mean
+	c.LazyQuotes = true    // a stray quote in an unquoted field is text, as for pandas
+	c.ReuseRecord = true
+	return &records{f: r, r: c, path: path}, nil
 }
 
 // next returns the next record and the offset just past it (its line end
@@ -90,7 +95,7 @@ func (s *records) next() ([]string, int64, error) {
 	return nil, 0, fmt.Errorf("read %q: %w", s.path, err)
 }
 
-func (s *records) close() { s.f.Close() }
+func (s *records) close() { _ = s.f.Close() }
 
 // headers tracks where each file's header record is: in the file itself,
 // in the first file (from_first_file), or nowhere (no_header).
@@ -153,8 +158,8 @@ func (h fileHeader) part(path string, start, end int64, rows int) Part {
 
 // splitFile cuts one file into batches of about limit bytes, each ending on
 // a record boundary: a batch ends after the record that brings it to limit.
-func splitFile(f file, read ReadOptions, limit int64, hs *headers, w *writer) error {
-	s, err := openRecords(f.path, read.Delimiter)
+func splitFile(src source, f file, read ReadOptions, limit int64, hs *headers, w *writer) error {
+	s, err := openRecords(src, f, read.Delimiter)
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package minibatch
 
 import (
 	"fmt"
+	"io/fs"
 	"math"
 	"regexp"
 	"strconv"
@@ -29,9 +30,17 @@ const (
 type Input struct {
 	// Type is "uri_folder", "uri_file" or "mltable".
 	Type string
-	// Path is an absolute local path: a folder (uri_folder, mltable) or a
-	// file (uri_file, or an MLTable file).
+	// Path is an absolute local path, or Base followed by a name in FS: a
+	// folder (uri_folder, mltable) or a file (uri_file, or an MLTable
+	// file).
 	Path string
+	// FS, when set, is the file system the input is read from (a
+	// datastore's), and Base is the prefix the manifest gives its names
+	// (the datastore's URI, "azureml://datastores/<name>/paths/"), so the
+	// manifest's paths are Base + name. Nil FS means the local disk, with
+	// absolute paths.
+	FS   fs.FS
+	Base string
 	// Size is mini_batch_size as written ("", "10", "10kb", "1mb", "1gb");
 	// "" is the default: 10 files, or 1mb for tabular input. For tabular
 	// input a bare number is a number of bytes.
@@ -69,7 +78,8 @@ type Batch struct {
 	Index int `json:"index"`
 	// Items is the number of files, or of data rows.
 	Items int `json:"items"`
-	// Files are the absolute paths of a file input's batch, in sorted order.
+	// Files are the paths of a file input's batch, in sorted order:
+	// absolute, or URIs for an input read through Input.FS.
 	Files []string `json:"files,omitempty"`
 	// Table is a tabular batch: which bytes of which files to read, and how.
 	Table *Table `json:"table,omitempty"`
@@ -94,7 +104,8 @@ type Table struct {
 // Part is a byte range of one delimited text file that ends on a record
 // boundary.
 type Part struct {
-	// Path is the file's absolute path.
+	// Path is the file's absolute path (a URI for an input read through
+	// Input.FS).
 	Path string `json:"path"`
 	// Offset is the byte offset of the part's first record (0 when the part
 	// starts with the file's header record).

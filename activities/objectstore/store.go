@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/http"
 	"net/url"
 	"os"
 	"path"
@@ -47,7 +48,11 @@ type Store struct {
 // AWS_PROFILE or default). Endpoint "http://127.0.0.1:9000" or
 // "https://s3.amazonaws.com" (the scheme decides TLS); "" means AWS. Open
 // does not reach the server: a refused key shows on the first transfer.
-func Open(d plan.Datastore) (*Store, error) {
+func Open(d plan.Datastore) (*Store, error) { return OpenWith(d, nil) }
+
+// OpenWith is Open with the HTTP transport requests go through; nil means
+// minio-go's default. Tests wrap the default to count what a worker fetches.
+func OpenWith(d plan.Datastore, transport http.RoundTripper) (*Store, error) {
 	if d.Type != plan.DatastoreS3 {
 		return nil, fmt.Errorf("datastore %q has type %q, not %q: only s3 datastores are opened as object stores", d.Name, d.Type, plan.DatastoreS3)
 	}
@@ -65,7 +70,7 @@ func Open(d plan.Datastore) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("datastore %q: %w", d.Name, err)
 	}
-	client, err := minio.New(host, &minio.Options{Creds: creds, Secure: secure, Region: d.Region})
+	client, err := minio.New(host, &minio.Options{Creds: creds, Secure: secure, Region: d.Region, Transport: transport})
 	s := &Store{def: d, client: client, secrets: []string{value.SecretAccessKey, value.SessionToken}}
 	if err != nil {
 		return nil, s.wrap(err, "connect to endpoint %q", d.Endpoint)

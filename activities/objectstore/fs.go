@@ -1,0 +1,204 @@
+package objectstore
+
+import (
+	"context"
+	"io"
+	"io/fs"
+	"path"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/minio/minio-go/v7"
+)
+
+// FS returns the datastore as a read-only io/fs.FS. A name is a path inside
+// the datastore ("data/in/a.csv", "." for its root); a folder is a key
+// prefix that some object has. Listing a folder is one request per 1000
+// entries and gives every file's size, so fs.WalkDir costs no request per
+// file; opening a file streams its object. Commit markers are not listed:
+// they are porch's, not data. ctx bounds every request made through it.
+func (s *Store) FS(ctx context.Context) fs.FS { return &storeFS{ctx: ctx, s: s} }
+
+type storeFS struct {
+	ctx context.Context
+	s   *Store
+}
+
+var (
+	_ fs.StatFS    = (*storeFS)(nil)
+	_ fs.ReadDirFS = (*storeFS)(nil)
+)
+
+// key is the object key of name; "" for the root of a datastore without a
+// prefix.
+func (f *storeFS) key(name string) string {
+	prefix := strings.Trim(f.s.def.Prefix, "/")
+	switch {
+	case name == ".":
+		return prefix
+	case prefix == "":
+		return name
+	}
+	return prefix + "/" + name
+}
+
+func dirPrefix(key string) string {
+	if key == "" {
+		return ""
+	}
+	return key + "/"
+}
+
+func (f *storeFS) Stat(name string) (fs.FileInfo, error) {
+	if !fs.ValidPath(name) {
+		return nil, &fs.PathError{Op: "stat", Path: name, Err: fs.ErrInvalid}
+	}
+	key := f.key(name)
+	if name != "." && path.Base(name) != CommitMarker {
+		st, err := f.s.client.StatObject(f.ctx, f.s.def.Bucket, key, minio.StatObjectOptions{})
+		if err == nil {
+			return fileInfo{name: path.Base(name), size: st.Size, mod: st.LastModified.Truncate(time.Second)}, nil
+		}
+		if !isNotFound(err) {
+			return nil, &fs.PathError{Op: "stat", Path: name, Err: f.s.wrap(err, "read %q", name)}
+		}
+	}
+	ctx, cancel := context.WithCancel(f.ctx)
+	defer cancel()
+	for obj := range f.s.client.ListObjects(ctx, f.s.def.Bucket, minio.ListObjectsOptions{Prefix: dirPrefix(key), MaxKeys: 1}) {
+		if obj.Err != nil {
+			return nil, &fs.PathError{Op: "stat", Path: name, Err: f.s.wrap(obj.Err, "list folder %q", name)}
+		}
+		return fileInfo{name: path.Base(name), dir: true}, nil
+	}
+	if name == "." {
+		return fileInfo{name: ".", dir: true}, nil
+	}
+	return nil, &fs.PathError{Op: "stat", Path: name, Err: fs.ErrNotExist}
+}
+
+func (f *storeFS) ReadDir(name string) ([]fs.DirEntry, error) {
+	if !fs.ValidPath(name) {
+		return nil, &fs.PathError{Op: "readdir", Path: name, Err: fs.ErrInvalid}
+	}
+	prefix := dirPrefix(f.key(name))
+	var out []fs.DirEntry
+	for obj := range f.s.client.ListObjects(f.ctx, f.s.def.Bucket, minio.ListObjectsOptions{Prefix: prefix}) {
+		if obj.Err != nil {
+			return nil, &fs.PathError{Op: "readdir", Path: name, Err: f.s.wrap(obj.Err, "list folder %q", name)}
+		}
+		rel := strings.TrimPrefix(obj.Key, prefix)
+		switch {
+		case rel == "" || rel == CommitMarker: // a folder placeholder, porch's marker
+		case strings.HasSuffix(rel, "/"):
+			out = append(out, fs.FileInfoToDirEntry(fileInfo{name: strings.TrimSuffix(rel, "/"), dir: true}))
+		default:
+			out = append(out, fs.FileInfoToDirEntry(fileInfo{name: rel, size: obj.Size, mod: obj.LastModified.Truncate(time.Second)}))
+		}
+	}
+	if len(out) == 0 && name != "." {
+		if _, err := f.Stat(name); err != nil {
+			return nil, err
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name() < out[j].Name() })
+	return out, nil
+}
+
+func (f *storeFS) Open(name string) (fs.File, error) {
+	info, err := f.Stat(name)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: unwrapPath(err)}
+	}
+	if info.IsDir() {
+		return &dirFile{fsys: f, name: name, info: info}, nil
+	}
+	obj, err := f.s.client.GetObject(f.ctx, f.s.def.Bucket, f.key(name), minio.GetObjectOptions{})
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: f.s.wrap(err, "read %q", name)}
+	}
+	return &objectFile{obj: obj, info: info, fsys: f, name: name}, nil
+}
+
+func unwrapPath(err error) error {
+	if pe, ok := err.(*fs.PathError); ok {
+		return pe.Err
+	}
+	return err
+}
+
+// objectFile streams one object.
+type objectFile struct {
+	obj  *minio.Object
+	info fs.FileInfo
+	fsys *storeFS
+	name string
+}
+
+func (o *objectFile) Stat() (fs.FileInfo, error) { return o.info, nil }
+func (o *objectFile) Close() error               { return o.obj.Close() }
+func (o *objectFile) Read(p []byte) (int, error) {
+	n, err := o.obj.Read(p)
+	if err != nil && err != io.EOF {
+		err = o.fsys.s.wrap(err, "read %q", o.name)
+	}
+	return n, err
+}
+
+// dirFile is an opened folder.
+type dirFile struct {
+	fsys    *storeFS
+	name    string
+	info    fs.FileInfo
+	entries []fs.DirEntry
+	read    bool
+}
+
+func (d *dirFile) Stat() (fs.FileInfo, error) { return d.info, nil }
+func (d *dirFile) Close() error               { return nil }
+func (d *dirFile) Read([]byte) (int, error) {
+	return 0, &fs.PathError{Op: "read", Path: d.name, Err: fs.ErrInvalid}
+}
+
+func (d *dirFile) ReadDir(n int) ([]fs.DirEntry, error) {
+	if !d.read {
+		entries, err := d.fsys.ReadDir(d.name)
+		if err != nil {
+			return nil, err
+		}
+		d.entries, d.read = entries, true
+	}
+	if n <= 0 {
+		out := d.entries
+		d.entries = nil
+		return out, nil
+	}
+	if len(d.entries) == 0 {
+		return nil, io.EOF
+	}
+	n = min(n, len(d.entries))
+	out := d.entries[:n]
+	d.entries = d.entries[n:]
+	return out, nil
+}
+
+// fileInfo describes an object or a folder.
+type fileInfo struct {
+	name string
+	size int64
+	mod  time.Time
+	dir  bool
+}
+
+func (i fileInfo) Name() string       { return i.name }
+func (i fileInfo) Size() int64        { return i.size }
+func (i fileInfo) ModTime() time.Time { return i.mod }
+func (i fileInfo) IsDir() bool        { return i.dir }
+func (i fileInfo) Sys() any           { return nil }
+func (i fileInfo) Mode() fs.FileMode {
+	if i.dir {
+		return fs.ModeDir | 0o555
+	}
+	return 0o444
+}
