@@ -8,6 +8,7 @@ import (
 
 	"github.com/porch-pipelines/porch/activities"
 	"github.com/porch-pipelines/porch/compiler/plan"
+	"github.com/porch-pipelines/porch/quota"
 )
 
 // Command step activity settings.
@@ -45,6 +46,19 @@ func CommandStep(ctx workflow.Context, in CommandStepInput) (activities.RunComma
 	}
 	ctx = workflow.WithActivityOptions(ctx, opts)
 	var r activities.RunCommandResult
+	if in.Quota != nil {
+		// Only a step that claims cores answers the quota query, so the
+		// history of a step without a quota is unchanged.
+		var waiting *quota.Pool
+		if err := workflow.SetQueryHandler(ctx, QuotaWaitQuery, func() (*quota.Pool, error) { return waiting, nil }); err != nil {
+			return r, err
+		}
+		release, err := admit(ctx, in.Quota, &waiting)
+		if err != nil {
+			return r, err
+		}
+		defer release()
+	}
 	err := workflow.ExecuteActivity(ctx, activities.RunCommandName, in.Run).Get(ctx, &r)
 	return r, err
 }

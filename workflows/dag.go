@@ -149,6 +149,7 @@ func (d *dag) start(n *node, now time.Time) {
 	n.state.Status = StatusRunning
 	n.state.Started = now
 	n.state.Attempt = 1
+	n.state.Claims = n.step.Command != nil && quotaRequest(n.step.Compute, n.step.Command.Resources) != nil
 	n.outputs = d.stepOutputs(n.step)
 }
 
@@ -231,6 +232,7 @@ func (d *dag) resolveInputs(in []plan.Input) []plan.Input {
 func (d *dag) commandInput(n *node) CommandStepInput {
 	return CommandStepInput{
 		Compute: n.step.Compute,
+		Quota:   quotaRequest(n.step.Compute, n.step.Command.Resources),
 		Run: activities.RunCommandInput{
 			RunID:            d.in.RunID,
 			StepPath:         n.step.Path,
