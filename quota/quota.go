@@ -77,7 +77,7 @@ type State struct {
 }
 
 // InUse is the cores the holders hold.
-func (s *State) InUse() int {
+func (s State) InUse() int {
 	n := 0
 	for _, c := range s.Holders {
 		n += c.Cores
@@ -121,13 +121,13 @@ func (s *State) Grant() []Claim {
 }
 
 // Holds says whether a claim holds cores of the pool.
-func (s *State) Holds(id string) bool {
+func (s State) Holds(id string) bool {
 	return slices.ContainsFunc(s.Holders, func(x Claim) bool { return x.ID == id })
 }
 
 // Describe is the pool's status line, as porch run and porch job show print
 // it for a waiting step: "12 of 16 cores of Standard_D4 in use by 3 jobs".
-func (s *State) Describe() string {
+func (s State) Describe() string {
 	jobs := "jobs"
 	if len(s.Holders) == 1 {
 		jobs = "job"
@@ -137,7 +137,7 @@ func (s *State) Describe() string {
 
 // Waiting describes a claim that waits: the pool's status and its place in
 // line, or "" when the claim is not waiting.
-func (s *State) Waiting(id string) string {
+func (s State) Waiting(id string) string {
 	i := slices.IndexFunc(s.Waiters, func(x Claim) bool { return x.ID == id })
 	if i < 0 {
 		return ""

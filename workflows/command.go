@@ -8,7 +8,6 @@ import (
 
 	"github.com/porch-pipelines/porch/activities"
 	"github.com/porch-pipelines/porch/compiler/plan"
-	"github.com/porch-pipelines/porch/quota"
 )
 
 // Command step activity settings.
@@ -49,11 +48,11 @@ func CommandStep(ctx workflow.Context, in CommandStepInput) (activities.RunComma
 	if in.Quota != nil {
 		// Only a step that claims cores answers the quota query, so the
 		// history of a step without a quota is unchanged.
-		var waiting *quota.Pool
-		if err := workflow.SetQueryHandler(ctx, QuotaWaitQuery, func() (*quota.Pool, error) { return waiting, nil }); err != nil {
+		var st QuotaAdmission
+		if err := workflow.SetQueryHandler(ctx, QuotaWaitQuery, func() (QuotaAdmission, error) { return st, nil }); err != nil {
 			return r, err
 		}
-		release, err := admit(ctx, in.Quota, &waiting)
+		release, err := admit(ctx, in.Quota, &st)
 		if err != nil {
 			return r, err
 		}

@@ -207,16 +207,23 @@ type QuotaRequest struct {
 	Cores int          `json:"cores"`
 }
 
-// QuotaWaitQuery is the query a step answers with the pool it waits for,
-// nil when it waits for none.
+// QuotaWaitQuery is the query a step that claims cores answers with its
+// QuotaAdmission.
 const QuotaWaitQuery = "quota"
+
+// QuotaAdmission is where a step is in taking its cores: the pool it waits
+// for, or admitted once it holds every pool's.
+type QuotaAdmission struct {
+	Waiting  *quota.Pool `json:"waiting,omitempty"`
+	Admitted bool        `json:"admitted,omitempty"`
+}
 
 // admit claims the request's cores from each pool that has a quota and
 // waits until every one is granted. A pool without a quota workflow has no
 // quota. The returned release gives the cores back; it must run however
 // the step ends, and does, through a disconnected context, when the step
 // is cancelled.
-func admit(ctx workflow.Context, req *QuotaRequest, waiting **quota.Pool) (release func(), err error) {
+func admit(ctx workflow.Context, req *QuotaRequest, st *QuotaAdmission) (release func(), err error) {
 	info := workflow.GetInfo(ctx)
 	claim := quota.Claim{ID: info.WorkflowExecution.ID, Cores: req.Cores}
 	var held []quota.Pool
@@ -237,25 +244,26 @@ func admit(ctx workflow.Context, req *QuotaRequest, waiting **quota.Pool) (relea
 			continue // no quota is set on this pool
 		}
 		held = append(held, p)
-		*waiting = &p
-		for *waiting != nil {
+		st.Waiting = &p
+		for st.Waiting != nil {
 			sel := workflow.NewSelector(ctx)
 			sel.AddReceive(granted, func(ch workflow.ReceiveChannel, _ bool) {
 				var g quota.Pool
 				ch.Receive(ctx, &g)
 				if g == p {
-					*waiting = nil
+					st.Waiting = nil
 				}
 			})
 			sel.AddReceive(ctx.Done(), func(workflow.ReceiveChannel, bool) {})
 			sel.Select(ctx)
 			if ctx.Err() != nil {
-				*waiting = nil
+				st.Waiting = nil
 				release()
 				return nil, ctx.Err()
 			}
 		}
 	}
+	st.Admitted = true
 	return release, nil
 }
 

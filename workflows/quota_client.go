@@ -59,11 +59,18 @@ func DeleteQuota(ctx context.Context, c client.Client, p quota.Pool) error {
 // GetQuota returns a pool's quota, and false when none is set.
 func GetQuota(ctx context.Context, c client.Client, p quota.Pool) (quota.State, bool, error) {
 	var s quota.State
-	v, err := c.QueryWorkflow(ctx, p.WorkflowID(), "", quota.StatusQuery)
+	d, err := c.DescribeWorkflowExecution(ctx, p.WorkflowID(), "")
 	var nf *serviceerror.NotFound
 	if errors.As(err, &nf) {
 		return s, false, nil
 	}
+	if err != nil {
+		return s, false, err
+	}
+	if d.GetWorkflowExecutionInfo().GetStatus() != enums.WORKFLOW_EXECUTION_STATUS_RUNNING {
+		return s, false, nil // lifted: a closed quota still answers queries
+	}
+	v, err := c.QueryWorkflow(ctx, p.WorkflowID(), "", quota.StatusQuery)
 	if err != nil {
 		return s, false, err
 	}
@@ -102,23 +109,23 @@ func ListQuotas(ctx context.Context, c client.Client) ([]quota.State, error) {
 	}
 }
 
-// QuotaWait is what a step that claims cores waits for: "" when it waits
-// for nothing (it holds its cores, or it has not claimed yet), else the
-// pool's status line as porch run and porch job show print it.
-func QuotaWait(ctx context.Context, c client.Client, stepWorkflowID string) (string, error) {
+// QuotaWait is what a step that claims cores waits for: the pool's status
+// line as porch run and porch job show print it, "" when it waits for
+// nothing; admitted once it holds its cores (it will not wait again).
+func QuotaWait(ctx context.Context, c client.Client, stepWorkflowID string) (wait string, admitted bool, err error) {
 	v, err := c.QueryWorkflow(ctx, stepWorkflowID, "", QuotaWaitQuery)
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
-	var p *quota.Pool
-	if err := v.Get(&p); err != nil || p == nil {
-		return "", err
+	var a QuotaAdmission
+	if err := v.Get(&a); err != nil || a.Waiting == nil {
+		return "", a.Admitted, err
 	}
-	s, ok, err := GetQuota(ctx, c, *p)
+	s, ok, err := GetQuota(ctx, c, *a.Waiting)
 	if err != nil || !ok {
-		return "", err
+		return "", false, err
 	}
-	return s.Waiting(stepWorkflowID), nil
+	return s.Waiting(stepWorkflowID), false, nil
 }
 
 // CheckQuotas refuses a plan with a step that asks more cores than a quota

@@ -46,6 +46,10 @@ func (w *stepWatcher) snapshot(ctx context.Context, id string) ([]workflows.Step
 				s.Detail = w.parallelDetail(ctx, s)
 			case plan.StepSweep:
 				s.Detail = w.sweepDetail(ctx, s)
+			default:
+				if s.Claims && s.Status == workflows.StatusRunning {
+					s.Detail = w.quotaDetail(ctx, s)
+				}
 			}
 		}
 		out = append(out, s)
@@ -92,6 +96,24 @@ func (w *stepWatcher) parallelDetail(ctx context.Context, s workflows.StepState)
 		w.details[s.WorkflowID] = d
 	}
 	return d
+}
+
+// quotaDetail says what quota a running step waits for, "" once it has its
+// cores; a step admitted is not asked again.
+func (w *stepWatcher) quotaDetail(ctx context.Context, s workflows.StepState) string {
+	if d, ok := w.details[s.WorkflowID]; ok {
+		return d
+	}
+	ctx, cancel := context.WithTimeout(ctx, queryTimeout)
+	defer cancel()
+	wait, admitted, err := workflows.QuotaWait(ctx, w.c, s.WorkflowID)
+	if err != nil {
+		return ""
+	}
+	if admitted {
+		w.details[s.WorkflowID] = ""
+	}
+	return wait
 }
 
 // sweepDetail is a sweep step's trials in a few words.
