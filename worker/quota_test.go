@@ -163,3 +163,38 @@ func claimIDs(cs []quota.Claim) []string {
 	}
 	return out
 }
+
+func TestAParallelStepWaitsForItsInstancesCores(t *testing.T) {
+	const compute = "quota-parallel"
+	h := newHarness(t, compute)
+	pool := quota.Pool{Kind: quota.Compute, Name: compute}
+	startQuota(t, pool, 2)
+	gate := filepath.Join(t.TempDir(), "gate")
+	holder := h.start(gatedPlan(t, compute, 1, 2, gate))
+	holderStep := stepWorkflowID(t, holder)
+	require.Eventually(t, func() bool { return quotaState(t, pool).Holds(holderStep) }, time.Minute, 20*time.Millisecond)
+
+	f, _ := parallelCase{files: names("f", 4), settings: `    compute: azureml:` + compute + `
+    mini_batch_size: "2"
+    resources:
+      instance_count: 2`}.write(t)
+	p := compile(t, f, nil)
+	p.Pipeline.Steps[0].Parallel.Resources.Cores = 1
+	run := h.start(p)
+	step := stepWorkflowID(t, run)
+	var wait string
+	require.Eventually(t, func() bool {
+		var err error
+		wait, _, err = workflows.QuotaWait(context.Background(), temporalClient, step)
+		return err == nil && wait != ""
+	}, time.Minute, 20*time.Millisecond)
+	assert.Equal(t, "waiting for quota: 2 of 2 cores of quota-parallel in use by 1 job", wait)
+	assert.Equal(t, 2, quotaState(t, pool).Waiters[0].Cores, "2 instances of 1 core")
+
+	require.NoError(t, os.WriteFile(gate, nil, 0o644))
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	require.NoError(t, holder.Get(ctx, nil))
+	require.NoError(t, run.Get(ctx, nil))
+	require.Eventually(t, func() bool { return quotaState(t, pool).InUse() == 0 }, time.Minute, 20*time.Millisecond)
+}

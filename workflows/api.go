@@ -129,6 +129,9 @@ type ParallelStepInput struct {
 	ParentPath string `json:"parent_path,omitempty"`
 	// State is a continued step's progress; nil when the step starts.
 	State *ParallelState `json:"state,omitempty"`
+	// Quota is the cores the step claims for its instances before it
+	// plans; nil claims none. A continued step holds them already.
+	Quota *QuotaRequest `json:"quota,omitempty"`
 }
 
 // ParallelState is what a parallel step carries across continue-as-new:

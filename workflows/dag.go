@@ -149,7 +149,12 @@ func (d *dag) start(n *node, now time.Time) {
 	n.state.Status = StatusRunning
 	n.state.Started = now
 	n.state.Attempt = 1
-	n.state.Claims = n.step.Command != nil && quotaRequest(n.step.Compute, n.step.Command.Resources) != nil
+	switch {
+	case n.step.Command != nil:
+		n.state.Claims = quotaRequest(n.step.Compute, n.step.Command.Resources) != nil
+	case n.step.Parallel != nil:
+		n.state.Claims = quotaRequest(n.step.Compute, n.step.Parallel.Resources) != nil
+	}
 	n.outputs = d.stepOutputs(n.step)
 }
 
@@ -247,6 +252,7 @@ func (d *dag) commandInput(n *node) CommandStepInput {
 func (d *dag) parallelInput(n *node) ParallelStepInput {
 	return ParallelStepInput{
 		Compute:    n.step.Compute,
+		Quota:      quotaRequest(n.step.Compute, n.step.Parallel.Resources),
 		ParentPath: d.in.Prefix,
 		Plan: activities.PlanMiniBatchesInput{
 			RunID:            d.in.RunID,

@@ -227,13 +227,7 @@ func admit(ctx workflow.Context, req *QuotaRequest, st *QuotaAdmission) (release
 	info := workflow.GetInfo(ctx)
 	claim := quota.Claim{ID: info.WorkflowExecution.ID, Cores: req.Cores}
 	var held []quota.Pool
-	release = func() {
-		dctx, _ := workflow.NewDisconnectedContext(ctx)
-		for _, p := range held {
-			// A quota deleted meanwhile has nothing to give back to.
-			_ = workflow.SignalExternalWorkflow(dctx, p.WorkflowID(), "", quota.ReleaseSignal, claim.ID).Get(dctx, nil)
-		}
-	}
+	release = func() { releaseQuota(ctx, held)() }
 	granted := workflow.GetSignalChannel(ctx, quota.GrantedSignal)
 	for _, p := range req.Pools {
 		if err := workflow.SignalExternalWorkflow(ctx, p.WorkflowID(), "", quota.AcquireSignal, claim).Get(ctx, nil); err != nil {
@@ -265,6 +259,20 @@ func admit(ctx workflow.Context, req *QuotaRequest, st *QuotaAdmission) (release
 	}
 	st.Admitted = true
 	return release, nil
+}
+
+// releaseQuota returns a function that gives the step's cores back to each
+// pool, through a disconnected context so that it works in a cancelled
+// step. A pool without a quota, or whose quota was lifted meanwhile, has
+// nothing to give back to.
+func releaseQuota(ctx workflow.Context, pools []quota.Pool) func() {
+	return func() {
+		id := workflow.GetInfo(ctx).WorkflowExecution.ID
+		dctx, _ := workflow.NewDisconnectedContext(ctx)
+		for _, p := range pools {
+			_ = workflow.SignalExternalWorkflow(dctx, p.WorkflowID(), "", quota.ReleaseSignal, id).Get(dctx, nil)
+		}
+	}
 }
 
 // quotaRequest is what a step on compute with these resources claims: its

@@ -140,6 +140,8 @@ func CheckQuotas(ctx context.Context, c client.Client, p *plan.Plan) error {
 			switch {
 			case s.Command != nil:
 				r = s.Command.Resources
+			case s.Parallel != nil:
+				r = s.Parallel.Resources
 			case s.Pipeline != nil:
 				if err := check(s.Pipeline.Steps); err != nil {
 					return err

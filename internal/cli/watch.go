@@ -41,15 +41,15 @@ func (w *stepWatcher) snapshot(ctx context.Context, id string) ([]workflows.Step
 	out := make([]workflows.StepState, 0, len(steps))
 	for _, s := range steps {
 		if s.Status != workflows.StatusWaiting && s.Status != workflows.StatusSkipped {
-			switch s.Type {
-			case plan.StepParallel:
+			if s.Claims && s.Status == workflows.StatusRunning {
+				s.Detail = w.quotaDetail(ctx, s)
+			}
+			switch {
+			case s.Detail != "":
+			case s.Type == plan.StepParallel:
 				s.Detail = w.parallelDetail(ctx, s)
-			case plan.StepSweep:
+			case s.Type == plan.StepSweep:
 				s.Detail = w.sweepDetail(ctx, s)
-			default:
-				if s.Claims && s.Status == workflows.StatusRunning {
-					s.Detail = w.quotaDetail(ctx, s)
-				}
 			}
 		}
 		out = append(out, s)
