@@ -64,8 +64,10 @@ type PipelineInput struct {
 // CommandStepInput starts a command step workflow.
 type CommandStepInput struct {
 	// Compute selects the task queue the command runs on.
-	Compute string                     `json:"compute,omitempty"`
-	Run     activities.RunCommandInput `json:"run"`
+	Compute string `json:"compute,omitempty"`
+	// Quota is the cores the step claims before it runs; nil claims none.
+	Quota *QuotaRequest              `json:"quota,omitempty"`
+	Run   activities.RunCommandInput `json:"run"`
 }
 
 // PipelineResult is a finished DAG's outputs.
@@ -106,6 +108,9 @@ type StepState struct {
 	// Detail is what a reader learnt from the step's own workflow (a
 	// parallel step's mini-batch counts); the DAG leaves it empty.
 	Detail string `json:"detail,omitempty"`
+	// Claims says the step claims cores from a quota before it runs: its
+	// workflow answers QuotaWaitQuery.
+	Claims bool `json:"claims,omitempty"`
 }
 
 // ParallelStepName is the workflow type of a parallel step.
@@ -124,6 +129,9 @@ type ParallelStepInput struct {
 	ParentPath string `json:"parent_path,omitempty"`
 	// State is a continued step's progress; nil when the step starts.
 	State *ParallelState `json:"state,omitempty"`
+	// Quota is the cores the step claims for its instances before it
+	// plans; nil claims none. A continued step holds them already.
+	Quota *QuotaRequest `json:"quota,omitempty"`
 }
 
 // ParallelState is what a parallel step carries across continue-as-new:

@@ -45,6 +45,19 @@ func CommandStep(ctx workflow.Context, in CommandStepInput) (activities.RunComma
 	}
 	ctx = workflow.WithActivityOptions(ctx, opts)
 	var r activities.RunCommandResult
+	if in.Quota != nil {
+		// Only a step that claims cores answers the quota query, so the
+		// history of a step without a quota is unchanged.
+		var st QuotaAdmission
+		if err := workflow.SetQueryHandler(ctx, QuotaWaitQuery, func() (QuotaAdmission, error) { return st, nil }); err != nil {
+			return r, err
+		}
+		release, err := admit(ctx, in.Quota, &st)
+		if err != nil {
+			return r, err
+		}
+		defer release()
+	}
 	err := workflow.ExecuteActivity(ctx, activities.RunCommandName, in.Run).Get(ctx, &r)
 	return r, err
 }

@@ -149,6 +149,12 @@ func (d *dag) start(n *node, now time.Time) {
 	n.state.Status = StatusRunning
 	n.state.Started = now
 	n.state.Attempt = 1
+	switch {
+	case n.step.Command != nil:
+		n.state.Claims = quotaRequest(n.step.Compute, n.step.Command.Resources) != nil
+	case n.step.Parallel != nil:
+		n.state.Claims = quotaRequest(n.step.Compute, n.step.Parallel.Resources) != nil
+	}
 	n.outputs = d.stepOutputs(n.step)
 }
 
@@ -231,6 +237,7 @@ func (d *dag) resolveInputs(in []plan.Input) []plan.Input {
 func (d *dag) commandInput(n *node) CommandStepInput {
 	return CommandStepInput{
 		Compute: n.step.Compute,
+		Quota:   quotaRequest(n.step.Compute, n.step.Command.Resources),
 		Run: activities.RunCommandInput{
 			RunID:            d.in.RunID,
 			StepPath:         n.step.Path,
@@ -245,6 +252,7 @@ func (d *dag) commandInput(n *node) CommandStepInput {
 func (d *dag) parallelInput(n *node) ParallelStepInput {
 	return ParallelStepInput{
 		Compute:    n.step.Compute,
+		Quota:      quotaRequest(n.step.Compute, n.step.Parallel.Resources),
 		ParentPath: d.in.Prefix,
 		Plan: activities.PlanMiniBatchesInput{
 			RunID:            d.in.RunID,

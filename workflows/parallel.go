@@ -52,8 +52,26 @@ func ParallelStep(ctx workflow.Context, in ParallelStepInput) (ParallelStepResul
 	}); err != nil {
 		return ParallelStepResult{}, err
 	}
+	release := func() {}
+	if in.Quota != nil {
+		// The step holds its instances' cores from before it plans until
+		// its last run ends; a run continued as new holds them already.
+		st := QuotaAdmission{Admitted: in.State != nil}
+		if err := workflow.SetQueryHandler(ctx, QuotaWaitQuery, func() (QuotaAdmission, error) { return st, nil }); err != nil {
+			return ParallelStepResult{}, err
+		}
+		if st.Admitted {
+			release = releaseQuota(ctx, in.Quota.Pools)
+		} else {
+			var err error
+			if release, err = admit(ctx, in.Quota, &st); err != nil {
+				return ParallelStepResult{}, err
+			}
+		}
+	}
 	if in.State == nil {
 		if err := r.plan(ctx); err != nil {
+			release()
 			return ParallelStepResult{}, err
 		}
 	}
@@ -68,6 +86,7 @@ func ParallelStep(ctx workflow.Context, in ParallelStepInput) (ParallelStepResul
 		next.State = r.st
 		return ParallelStepResult{}, workflow.NewContinueAsNewError(ctx, ParallelStepName, next)
 	}
+	defer release()
 	return r.finish(ctx, outcome)
 }
 

@@ -14,6 +14,7 @@ func Register(r worker.WorkflowRegistry) {
 	r.RegisterWorkflowWithOptions(ParallelStep, workflow.RegisterOptions{Name: ParallelStepName})
 	r.RegisterWorkflowWithOptions(SweepStep, workflow.RegisterOptions{Name: SweepStepName})
 	r.RegisterWorkflowWithOptions(Catalog, workflow.RegisterOptions{Name: CatalogName})
+	r.RegisterWorkflowWithOptions(Quota, workflow.RegisterOptions{Name: QuotaName})
 }
 
 var (

@@ -72,6 +72,7 @@ func (s *sweepRun) trialInput(path string, a sweep.Assignment) (string, any) {
 	}
 	return CommandStepName, CommandStepInput{
 		Compute: step.Compute,
+		Quota:   quotaRequest(step.Compute, cmd.Resources),
 		Run: activities.RunCommandInput{
 			RunID: s.in.RunID, StepPath: path, DefaultDatastore: ds,
 			Command: cmd, Inputs: inputs, Outputs: outputs,

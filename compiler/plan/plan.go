@@ -125,7 +125,16 @@ type Resources struct {
 	InstanceCount int    `json:"instance_count,omitempty"`
 	InstanceType  string `json:"instance_type,omitempty"`
 	ShmSize       string `json:"shm_size,omitempty"`
+	// Size is the VM size of the step's compute and Cores the cores of one
+	// instance, resolved from the registered compute and instance type
+	// when the pipeline is submitted; 0 cores when unknown, and then no
+	// quota applies to the step.
+	Size  string `json:"size,omitempty"`
+	Cores int    `json:"cores,omitempty"`
 }
+
+// Instances is the step's instance count: at least 1.
+func (r Resources) Instances() int { return max(r.InstanceCount, 1) }
 
 // Distribution is a distributed-training configuration.
 type Distribution struct {

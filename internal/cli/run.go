@@ -100,6 +100,11 @@ func (a *app) runPipeline(ctx context.Context, file string, f runFlags) error {
 		return err
 	}
 	defer sess.Close()
+	// A step that no quota could ever admit is refused now, not left to
+	// wait forever.
+	if err := workflows.CheckQuotas(ctx, sess.client, p); err != nil {
+		return err
+	}
 	runID := workflows.NewRunID(p)
 	started := time.Now()
 	run, err := workflows.Start(ctx, sess.client, p, runID, source)

@@ -41,10 +41,14 @@ func (w *stepWatcher) snapshot(ctx context.Context, id string) ([]workflows.Step
 	out := make([]workflows.StepState, 0, len(steps))
 	for _, s := range steps {
 		if s.Status != workflows.StatusWaiting && s.Status != workflows.StatusSkipped {
-			switch s.Type {
-			case plan.StepParallel:
+			if s.Claims && s.Status == workflows.StatusRunning {
+				s.Detail = w.quotaDetail(ctx, s)
+			}
+			switch {
+			case s.Detail != "":
+			case s.Type == plan.StepParallel:
 				s.Detail = w.parallelDetail(ctx, s)
-			case plan.StepSweep:
+			case s.Type == plan.StepSweep:
 				s.Detail = w.sweepDetail(ctx, s)
 			}
 		}
@@ -92,6 +96,24 @@ func (w *stepWatcher) parallelDetail(ctx context.Context, s workflows.StepState)
 		w.details[s.WorkflowID] = d
 	}
 	return d
+}
+
+// quotaDetail says what quota a running step waits for, "" once it has its
+// cores; a step admitted is not asked again.
+func (w *stepWatcher) quotaDetail(ctx context.Context, s workflows.StepState) string {
+	if d, ok := w.details[s.WorkflowID]; ok {
+		return d
+	}
+	ctx, cancel := context.WithTimeout(ctx, queryTimeout)
+	defer cancel()
+	wait, admitted, err := workflows.QuotaWait(ctx, w.c, s.WorkflowID)
+	if err != nil {
+		return ""
+	}
+	if admitted {
+		w.details[s.WorkflowID] = ""
+	}
+	return wait
 }
 
 // sweepDetail is a sweep step's trials in a few words.
