@@ -3,6 +3,8 @@ package compute
 import (
 	"fmt"
 	"math/big"
+	"strconv"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 
@@ -43,27 +45,29 @@ type InstanceTypes struct {
 
 // ParseInstanceTypes reads an InstanceType or InstanceTypeList YAML file
 // (apiVersion amlarc.azureml.com/v1alpha1, as Azure ML's Kubernetes
-// extension takes it) and checks every rule of an instance type. Each
+// extension takes it), or several separated by ---, and checks every rule
+// of an instance type. Each
 // diagnostic names its field, such as spec.resources.requests.cpu.
 func ParseInstanceTypes(file string, data []byte) (*InstanceTypes, compiler.Diagnostics) {
-	root, diags := compiler.DecodeYAML(file, data,
+	docs, diags := compiler.DecodeYAMLDocuments(file, data,
 		"write an InstanceType (apiVersion: "+APIVersion+", kind: InstanceType, metadata: {name: ...}, spec: {resources: ...})",
 		"the top level must be keys such as apiVersion:, kind:, metadata: and spec:")
-	if root == nil || diags.HasErrors() {
+	if diags.HasErrors() {
 		return nil, diags
 	}
 	r := newReader(file)
 	r.diags = diags
 	f := &InstanceTypes{file: file}
-	kind := r.header(root)
-	switch kind {
-	case KindInstanceType:
-		top := r.mapping(root, "", typeKeys, true)
-		f.add(r, top, root, "")
-	case KindInstanceTypeList:
-		top := r.mapping(root, "", listKeys, true)
-		r.mapping(top["metadata"].val, "metadata", nil, true)
-		f.items(r, top["items"], root)
+	for _, root := range docs {
+		switch r.header(root) {
+		case KindInstanceType:
+			top := r.mapping(root, "", typeKeys, true)
+			f.add(r, top, root, "")
+		case KindInstanceTypeList:
+			top := r.mapping(root, "", listKeys, true)
+			r.mapping(top["metadata"].val, "metadata", nil, true)
+			f.items(r, top["items"], root)
+		}
 	}
 	f.checkUnique(r)
 	r.diags.Sort()
@@ -236,8 +240,12 @@ func (f *InstanceTypes) checkUnique(r *reader) {
 			first[t.Name] = i
 			continue
 		}
+		first := "at line " + strconv.Itoa(f.nodes[j][plan.FieldName].Line)
+		if f.prefixes[j] != "" {
+			first = "in " + strings.TrimSuffix(f.prefixes[j], ".") + ", line " + strconv.Itoa(f.nodes[j][plan.FieldName].Line)
+		}
 		r.errorf(f.nodes[i][plan.FieldName], f.prefixes[i]+plan.FieldName, "give each instance type its own name",
-			"instance type %q is defined twice (first in items[%d], line %d)", t.Name, j, f.nodes[j][plan.FieldName].Line)
+			"instance type %q is defined twice (first %s)", t.Name, first)
 	}
 }
 
