@@ -39,24 +39,32 @@ func (c *checker) checkCompute(s *scalarAST) {
 		suggest(name, known)), "compute %q is not registered on the porch server", s.Value)
 }
 
-// instanceType reads resources.instance_type and reports one the
-// catalogue does not hold (defaultinstancetype always exists).
+// instanceType reads resources.instance_type, keeping it for
+// checkInstanceTypes.
 func (p *parser) instanceType(name string, e entry) string {
 	s := p.scalar(name, e)
 	if s == nil {
 		return ""
 	}
-	if !checksComputes(p.catalog) || isWholeBinding(s.Value) {
-		return s.Value
-	}
-	if _, ok := p.catalog.FindInstanceType(s.Value); ok {
-		return s.Value
+	p.instanceTypes = append(p.instanceTypes, s)
+	return s.Value
+}
+
+// checkInstanceTypes reports instance types the catalogue does not hold
+// (defaultinstancetype always exists).
+func (c *checker) checkInstanceTypes(refs []*scalarAST) {
+	if !checksComputes(c.catalog) {
+		return
 	}
 	var known []string
-	for _, t := range p.catalog.AllInstanceTypes() {
+	for _, t := range c.catalog.AllInstanceTypes() {
 		known = append(known, t.Name)
 	}
-	p.errorf(s.Pos, withHint("use one of "+list(known)+", or apply it with `"+applyInstanceType+"`", suggest(s.Value, known)),
-		"instance type %q is not applied on the porch server", s.Value)
-	return s.Value
+	for _, s := range refs {
+		if _, ok := c.catalog.FindInstanceType(s.Value); ok || isWholeBinding(s.Value) {
+			continue
+		}
+		c.errorf(s.Pos, withHint("use one of "+list(known)+", or apply it with `"+applyInstanceType+"`", suggest(s.Value, known)),
+			"instance type %q is not applied on the porch server", s.Value)
+	}
 }
