@@ -29,7 +29,8 @@ var (
 	networkKeys    = []string{"vnet_name", "subnet"}
 	// propertiesKeys are those porch reads in a kubernetes compute's
 	// properties, in both spellings Azure ML takes.
-	propertiesKeys = []string{"nodeSelector", "node_selector", "defaultInstanceType", "default_instance_type"}
+	propertiesKeys = []string{"nodeSelector", "node_selector", "defaultInstanceType", "default_instance_type",
+		"instanceTypes", "instance_types"}
 )
 
 // ParseCompute reads a compute YAML file (as az ml compute create -f
@@ -126,6 +127,10 @@ func (r *reader) kubernetes(all map[string]entry, c *plan.Compute, nodes map[str
 	c.NodeSelector = r.labels(sel, "properties."+selField, nil)
 	def, defField := either(props, "defaultInstanceType", "default_instance_type")
 	c.DefaultInstanceType = r.str(def, "properties."+defField)
+	if types, field := either(props, "instanceTypes", "instance_types"); types.key != nil {
+		r.warnf(types.key, "properties."+field, "write them as InstanceType resources and apply them with "+
+			"`porch instance-type apply -f FILE`: every kubernetes compute offers the applied ones", "instance types here are ignored")
+	}
 }
 
 // either returns the entry under whichever of two spellings is present.

@@ -39,3 +39,25 @@ func TestSamples(t *testing.T) {
 		require.Empty(t, diags, "%s", diags.Error())
 	}
 }
+
+// TestTruncatedSamples parses every prefix of every sample, as both kinds
+// of file: no panic, and every diagnostic names the file.
+func TestTruncatedSamples(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "samples", "compute", "*.yml"))
+	require.NoError(t, err)
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		require.NoError(t, err)
+		for i := range len(data) {
+			_, d1 := ParseCompute("x.yml", data[:i])
+			it, d2 := ParseInstanceTypes("x.yml", data[:i])
+			if it != nil {
+				d2 = append(d2, it.CheckSelectors([]plan.Compute{{Name: "k", Type: plan.ComputeKubernetes,
+					NodeSelector: []plan.Label{{Key: "pool", Value: "ml"}}}})...)
+			}
+			for _, d := range append(d1, d2...) {
+				require.Equal(t, "x.yml", d.Pos.File, "%s[:%d]: %s", f, i, d.Summary)
+			}
+		}
+	}
+}
