@@ -41,6 +41,8 @@ func (c *checker) checkPipeline(pl *pipelineAST) {
 			c.errorf(in.Value.Pos, "give the pipeline input a value; bindings belong in steps", "pipeline input %q cannot be a binding", in.Name)
 		}
 	}
+	c.checkCompute(pl.Compute)
+	c.checkCompute(pl.Settings.DefaultCompute)
 	steps := map[string]*stepAST{}
 	for _, s := range pl.Steps {
 		steps[s.Name] = s

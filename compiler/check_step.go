@@ -52,6 +52,7 @@ func (c *checker) checkStep(pl *pipelineAST, steps map[string]*stepAST, s *stepA
 				"compute refers to unknown pipeline input %q", r.Name)
 		}
 	}
+	c.checkCompute(s.Compute)
 	if s.Type == plan.StepParallel {
 		c.checkParallel(pl, steps, s)
 	}

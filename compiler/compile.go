@@ -15,7 +15,9 @@ type Options struct {
 	ReadFile func(name string) ([]byte, error)
 	// Catalog holds the data assets and components the porch server has
 	// registered, which azureml:<name>:<version> and azureml:<name>@latest
-	// references name; nil means none are registered.
+	// references name, and its computes and instance types, which steps'
+	// compute: and resources.instance_type must name when it has computes;
+	// nil means none are registered.
 	Catalog *plan.Catalog
 }
 
@@ -59,6 +61,7 @@ func compile(path string, opts Options) (*plan.Plan, Diagnostics) {
 	for _, pl := range pipelines {
 		c.checkPipeline(pl)
 	}
+	c.checkInstanceTypes(p.instanceTypes)
 	if stop(&c.diags) {
 		return nil, all
 	}

@@ -52,7 +52,11 @@
 //   - Compute names are normalised ("azureml:cpu-cluster" is "cpu-cluster";
 //     serverless, local and unset are ""), resolved at compile time when
 //     written as ${{parent.inputs.c}}, and fall back to the enclosing pipeline
-//     step's compute, then settings.default_compute.
+//     step's compute, then settings.default_compute. When Options.Catalog
+//     has computes registered, a literal compute name must be one of them,
+//     and resources.instance_type an applied instance type (or
+//     defaultinstancetype); without registered computes any name is a task
+//     queue.
 //   - Output paths hold no ${{...}} but exactly ${{name}} and
 //     ${{default_datastore}}, which the workflow substitutes. A step output
 //     bound to a pipeline output records it in Output.Parent and takes its

@@ -28,6 +28,9 @@ type parser struct {
 	searchRefs []searchRef
 	// catalog is Options.Catalog: registered data assets and components.
 	catalog *plan.Catalog
+	// instanceTypes collects every resources.instance_type, which the
+	// checker looks up in the catalogue.
+	instanceTypes []*scalarAST
 }
 
 func newParser(readFile func(string) ([]byte, error)) *parser {

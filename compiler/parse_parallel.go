@@ -115,7 +115,7 @@ func (p *parser) parseParallel(name string, f map[string]entry) *parallelAST {
 	if e, ok := f["resources"]; ok && p.mapping(name, e) {
 		rf := p.fields(name, e.val, "resources", resourceKeys, nil)
 		count := p.intRange(name, rf["instance_count"], "resources.instance_count", 1, -1)
-		par.Resources = &plan.Resources{InstanceCount: count.V, InstanceType: p.str(name, rf["instance_type"]),
+		par.Resources = &plan.Resources{InstanceCount: count.V, InstanceType: p.instanceType(name, rf["instance_type"]),
 			ShmSize: p.str(name, rf["shm_size"])}
 	}
 	if e, ok := f["retry_settings"]; ok && p.mapping(name, e) {

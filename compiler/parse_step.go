@@ -176,7 +176,7 @@ func (p *parser) parseCommand(name string, f map[string]entry, withCommand bool)
 		rf := p.fields(name, e.val, "resources", resourceKeys, nil)
 		c.Resources = &plan.Resources{
 			InstanceCount: p.integer(name, rf["instance_count"]),
-			InstanceType:  p.str(name, rf["instance_type"]),
+			InstanceType:  p.instanceType(name, rf["instance_type"]),
 			ShmSize:       p.str(name, rf["shm_size"]),
 		}
 	}

@@ -18,9 +18,16 @@ var yamlLineRE = regexp.MustCompile(`^yaml: (?:line (\d+): )?(.*)$`)
 // yaml.v3 does not: tabs in indentation, duplicate keys, an empty file, a
 // top level that is not a mapping. It returns nil when the file is unusable.
 func decodeYAML(d *diags, name string, data []byte) *yaml.Node {
+	return decodeMapping(d, name, data, "write a pipeline job (type: pipeline, jobs: ...) or a component",
+		"the top level must be keys such as type:, inputs: and jobs:")
+}
+
+// decodeMapping is decodeYAML for any file whose top level is a mapping:
+// empty says what to write in an empty file, top what the top level holds.
+func decodeMapping(d *diags, name string, data []byte, empty, top string) *yaml.Node {
 	filePos := plan.Pos{File: name}
 	if strings.TrimSpace(stripComments(string(data))) == "" {
-		d.errorf(filePos, "write a pipeline job (type: pipeline, jobs: ...) or a component", "file is empty")
+		d.errorf(filePos, empty, "file is empty")
 		return nil
 	}
 	var doc yaml.Node
@@ -35,14 +42,14 @@ func decodeYAML(d *diags, name string, data []byte) *yaml.Node {
 	root := &doc
 	if root.Kind == yaml.DocumentNode {
 		if len(root.Content) == 0 {
-			d.errorf(filePos, "write a pipeline job (type: pipeline, jobs: ...) or a component", "file is empty")
+			d.errorf(filePos, empty, "file is empty")
 			return nil
 		}
 		root = root.Content[0]
 	}
 	root = deref(root)
 	if root.Kind != yaml.MappingNode {
-		d.errorf(nodePos(name, root), "the top level must be keys such as type:, inputs: and jobs:",
+		d.errorf(nodePos(name, root), top,
 			"file is not a mapping: found %s", kindName(root))
 		return nil
 	}

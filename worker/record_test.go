@@ -186,3 +186,35 @@ func TestRecordCatalogHistory(t *testing.T) {
 	require.NoError(t, workflows.RemoveCatalogEntry(ctx, temporalClient, workflows.CatalogRemoval{Kind: workflows.KindData, Name: "iris", Version: "1"}))
 	writeHistory(t, workflows.CatalogWorkflowID, filepath.Join("..", "workflows", "testdata", "histories", "v1-catalog.json"))
 }
+
+// TestRecordCatalogComputeHistory records the catalogue workflow's history
+// after registering, replacing and removing computes and instance types.
+//
+//	PORCH_RECORD_HISTORIES=1 go test ./worker -run TestRecordCatalogComputeHistory
+func TestRecordCatalogComputeHistory(t *testing.T) {
+	if os.Getenv("PORCH_RECORD_HISTORIES") == "" {
+		t.Skip("set PORCH_RECORD_HISTORIES=1 to regenerate workflows/testdata/histories")
+	}
+	newHarness(t)
+	ctx := context.Background()
+	cluster := plan.Compute{Name: "cpu-cluster", Type: plan.ComputeAML, Size: plan.DefaultSize, Tier: plan.TierDedicated, MaxInstances: 4}
+	pool := []plan.Label{{Key: "pool", Value: "ml"}}
+	small := plan.InstanceType{Name: "small", NodeSelector: pool, Requests: plan.ResourceList{MilliCPU: 500, MemoryBytes: 1 << 30}}
+	entries := []workflows.CatalogEntry{
+		{Compute: &cluster},
+		{Compute: &plan.Compute{Name: "k8s", Type: plan.ComputeKubernetes, Namespace: "default", NodeSelector: pool}},
+		{InstanceTypes: []plan.InstanceType{small, {Name: plan.DefaultInstanceTypeName,
+			Requests: plan.ResourceList{MilliCPU: 250, MemoryBytes: 1 << 30}}}},
+		{InstanceTypes: []plan.InstanceType{small}},
+	}
+	for _, e := range entries {
+		_, err := workflows.RegisterCatalogEntry(ctx, temporalClient, e)
+		require.NoError(t, err)
+	}
+	_, err := workflows.RegisterCatalogEntry(ctx, temporalClient, workflows.CatalogEntry{InstanceTypes: []plan.InstanceType{
+		{Name: "web", NodeSelector: []plan.Label{{Key: "pool", Value: "web"}}, Requests: small.Requests}}})
+	require.Error(t, err, "an instance type outside the kubernetes compute's nodeSelector")
+	require.NoError(t, workflows.RemoveCatalogEntry(ctx, temporalClient, workflows.CatalogRemoval{Kind: workflows.KindCompute, Name: "cpu-cluster"}))
+	require.NoError(t, workflows.RemoveCatalogEntry(ctx, temporalClient, workflows.CatalogRemoval{Kind: workflows.KindInstanceType, Name: plan.DefaultInstanceTypeName}))
+	writeHistory(t, workflows.CatalogWorkflowID, filepath.Join("..", "workflows", "testdata", "histories", "v1-catalog-compute.json"))
+}

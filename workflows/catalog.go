@@ -30,16 +30,21 @@ type CatalogKind string
 
 // Catalogue entry kinds.
 const (
-	KindDatastore CatalogKind = "datastore"
-	KindData      CatalogKind = "data"
-	KindComponent CatalogKind = "component"
+	KindDatastore    CatalogKind = "datastore"
+	KindData         CatalogKind = "data"
+	KindComponent    CatalogKind = "component"
+	KindCompute      CatalogKind = "compute"
+	KindInstanceType CatalogKind = "instance-type"
 )
 
 // CatalogEntry is one registration: exactly one of its fields is set.
+// InstanceTypes is one apply of an InstanceType or InstanceTypeList file.
 type CatalogEntry struct {
-	Datastore *plan.Datastore      `json:"datastore,omitempty"`
-	Data      *plan.DataAsset      `json:"data,omitempty"`
-	Component *plan.ComponentAsset `json:"component,omitempty"`
+	Datastore     *plan.Datastore      `json:"datastore,omitempty"`
+	Data          *plan.DataAsset      `json:"data,omitempty"`
+	Component     *plan.ComponentAsset `json:"component,omitempty"`
+	Compute       *plan.Compute        `json:"compute,omitempty"`
+	InstanceTypes []plan.InstanceType  `json:"instance_types,omitempty"`
 }
 
 // Kind says which field of the entry is set, "" when none or several are.
@@ -54,6 +59,12 @@ func (e CatalogEntry) Kind() CatalogKind {
 	if e.Component != nil {
 		kinds = append(kinds, KindComponent)
 	}
+	if e.Compute != nil {
+		kinds = append(kinds, KindCompute)
+	}
+	if e.InstanceTypes != nil {
+		kinds = append(kinds, KindInstanceType)
+	}
 	if len(kinds) != 1 {
 		return ""
 	}
@@ -62,12 +73,16 @@ func (e CatalogEntry) Kind() CatalogKind {
 
 // RegisterResult says what a registration did.
 type RegisterResult struct {
-	// Replaced is true when a datastore of the same name was replaced.
+	// Replaced is true when a datastore or compute of the same name was
+	// replaced.
 	Replaced bool `json:"replaced,omitempty"`
+	// ReplacedInstanceTypes names the applied instance types an apply
+	// replaced.
+	ReplacedInstanceTypes []string `json:"replaced_instance_types,omitempty"`
 }
 
-// CatalogRemoval names an entry to remove: a datastore by name, a data
-// asset or component by name and version.
+// CatalogRemoval names an entry to remove: a datastore, compute or
+// instance type by name, a data asset or component by name and version.
 type CatalogRemoval struct {
 	Kind    CatalogKind `json:"kind"`
 	Name    string      `json:"name"`
@@ -146,8 +161,12 @@ func validateEntry(cat *plan.Catalog, e CatalogEntry) error {
 			return fmt.Errorf("component %q version %q is already registered and versions are immutable: "+
 				"give the new one another version: in its file", c.Name, c.Version)
 		}
+	case KindCompute:
+		return validateCompute(cat, *e.Compute)
+	case KindInstanceType:
+		return validateInstanceTypes(cat, e.InstanceTypes)
 	default:
-		return errors.New("a catalogue entry must be exactly one of a datastore, a data asset or a component")
+		return errors.New("a catalogue entry must be exactly one of a datastore, a data asset, a component, a compute or instance types")
 	}
 	return nil
 }
@@ -216,6 +235,10 @@ func registerEntry(cat *plan.Catalog, e CatalogEntry) (RegisterResult, error) {
 		cat.Data = append(cat.Data, *e.Data)
 	case KindComponent:
 		cat.Components = append(cat.Components, *e.Component)
+	case KindCompute:
+		return RegisterResult{Replaced: registerCompute(cat, *e.Compute)}, nil
+	case KindInstanceType:
+		return RegisterResult{ReplacedInstanceTypes: applyInstanceTypes(cat, e.InstanceTypes)}, nil
 	}
 	return RegisterResult{}, nil
 }
@@ -235,8 +258,10 @@ func findEntry(cat *plan.Catalog, r CatalogRemoval) error {
 			return fmt.Errorf("no %s %q version %q is registered: list them with `porch %s list`",
 				kindNoun(r.Kind), r.Name, r.Version, r.Kind)
 		}
+	case KindCompute, KindInstanceType:
+		return findComputeEntry(cat, r)
 	default:
-		return fmt.Errorf("cannot remove a %q: expected datastore, data or component", r.Kind)
+		return fmt.Errorf("cannot remove a %q: expected datastore, data, component, compute or instance-type", r.Kind)
 	}
 	return nil
 }
@@ -271,6 +296,8 @@ func removeEntry(cat *plan.Catalog, r CatalogRemoval) error {
 	case KindComponent:
 		i := entryIndex(cat, r)
 		cat.Components = slices.Delete(cat.Components, i, i+1)
+	case KindCompute, KindInstanceType:
+		removeComputeEntry(cat, r)
 	}
 	return nil
 }

@@ -1,13 +1,16 @@
 package plan
 
-// Catalog is what a porch server has registered: datastores, data assets
-// and components (porch datastore|data|component create). The compiler
-// resolves azureml:<name>:<version> and azureml:<name>@latest references
-// through it; entries are in registration order.
+// Catalog is what a porch server has registered: datastores, data assets,
+// components, computes and instance types (porch datastore|data|component|
+// compute create, porch instance-type apply). The compiler resolves
+// azureml:<name>:<version> and azureml:<name>@latest references and
+// compute names through it; entries are in registration order.
 type Catalog struct {
-	Datastores []Datastore      `json:"datastores,omitempty"`
-	Data       []DataAsset      `json:"data,omitempty"`
-	Components []ComponentAsset `json:"components,omitempty"`
+	Datastores    []Datastore      `json:"datastores,omitempty"`
+	Data          []DataAsset      `json:"data,omitempty"`
+	Components    []ComponentAsset `json:"components,omitempty"`
+	Computes      []Compute        `json:"computes,omitempty"`
+	InstanceTypes []InstanceType   `json:"instance_types,omitempty"`
 }
 
 // Datastore types.

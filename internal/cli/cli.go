@@ -139,7 +139,8 @@ func (a *app) rootCommand() *cobra.Command {
 	})
 	root.AddCommand(a.runCommand("run FILE"), a.validateCommand(), a.compileCommand(),
 		a.jobCommand(), a.devCommand(), a.workerCommand(), a.versionCommand(),
-		a.datastoreCommand(), a.dataCommand(), a.componentCommand(), a.quotaCommand())
+		a.datastoreCommand(), a.dataCommand(), a.componentCommand(),
+		a.computeCommand(), a.instanceTypeCommand(), a.quotaCommand())
 	return root
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -77,14 +78,14 @@ func (a *app) compileCommand() *cobra.Command {
 // not stop it; errors end the command with exit code 1.
 //
 // azureml:<name>:<version> data and components resolve only through the
-// catalogue of a porch server. A file that does not compile on its own is
-// compiled again with the catalogue of the server porch knows of (flags,
-// TEMPORAL_ADDRESS, config.yaml, else a running porch dev): with a
-// catalogue a file compiles whenever it does without, so a file that needs
-// none never waits on a server.
+// catalogue of a porch server, and compute names are checked against its
+// registered computes. A file that does not compile on its own, or that
+// names a compute, is compiled again with the catalogue of the server
+// porch knows of (flags, TEMPORAL_ADDRESS, config.yaml, else a running
+// porch dev), so a file that needs none never waits on a server.
 func (a *app) compile(ctx context.Context, path string, set map[string]string, server serverFlags) (*plan.Plan, error) {
 	p, diags := compiler.Compile(path, compiler.Options{Set: set})
-	if diags.HasErrors() {
+	if diags.HasErrors() || namesCompute(p) {
 		if cat := a.serverCatalog(ctx, server); cat != nil {
 			p, diags = compiler.Compile(path, compiler.Options{Set: set, Catalog: cat})
 		}
@@ -101,6 +102,11 @@ func (a *app) compile(ctx context.Context, path string, set map[string]string, s
 // compileCatalogTimeout bounds reading the catalogue for a compilation: the
 // catalogue answers only while a worker runs porch's workflows.
 const compileCatalogTimeout = 10 * time.Second
+
+// namesCompute reports whether a plan runs a step on a named compute.
+func namesCompute(p *plan.Plan) bool {
+	return p != nil && slices.ContainsFunc(p.Computes(), func(c string) bool { return c != "" })
+}
 
 // serverCatalog reads the catalogue of the server porch knows of; nil when
 // there is none, or (with a warning) when it cannot be read.

@@ -1,0 +1,70 @@
+package compiler
+
+import (
+	"github.com/porch-pipelines/porch/compiler/plan"
+)
+
+// Advice for registering computes and instance types.
+const (
+	registerCompute      = "porch compute create -f compute.yml"
+	applyInstanceType    = "porch instance-type apply -f instance-types.yml"
+	defaultComputeAdvice = " (or serverless)"
+)
+
+// checksComputes reports whether compute names are checked: only against
+// a catalogue with computes registered. Without one, a compute name is just
+// the task queue that workers started with --compute NAME serve.
+func checksComputes(cat *plan.Catalog) bool {
+	return cat != nil && len(cat.Computes) > 0
+}
+
+// checkCompute reports a literal compute name (compute: azureml:<name>,
+// settings.default_compute) that the catalogue does not hold.
+func (c *checker) checkCompute(s *scalarAST) {
+	if s == nil || !checksComputes(c.catalog) || isWholeBinding(s.Value) {
+		return
+	}
+	name := normalizeCompute(s.Value)
+	if name == "" {
+		return
+	}
+	if _, ok := c.catalog.FindCompute(name); ok {
+		return
+	}
+	var known []string
+	for _, x := range c.catalog.Computes {
+		known = append(known, x.Name)
+	}
+	c.errorf(s.Pos, withHint("use one of "+list(known)+defaultComputeAdvice+", or register it with `"+registerCompute+"`",
+		suggest(name, known)), "compute %q is not registered on the porch server", s.Value)
+}
+
+// instanceType reads resources.instance_type, keeping it for
+// checkInstanceTypes.
+func (p *parser) instanceType(name string, e entry) string {
+	s := p.scalar(name, e)
+	if s == nil {
+		return ""
+	}
+	p.instanceTypes = append(p.instanceTypes, s)
+	return s.Value
+}
+
+// checkInstanceTypes reports instance types the catalogue does not hold
+// (defaultinstancetype always exists).
+func (c *checker) checkInstanceTypes(refs []*scalarAST) {
+	if !checksComputes(c.catalog) {
+		return
+	}
+	var known []string
+	for _, t := range c.catalog.AllInstanceTypes() {
+		known = append(known, t.Name)
+	}
+	for _, s := range refs {
+		if _, ok := c.catalog.FindInstanceType(s.Value); ok || isWholeBinding(s.Value) {
+			continue
+		}
+		c.errorf(s.Pos, withHint("use one of "+list(known)+", or apply it with `"+applyInstanceType+"`", suggest(s.Value, known)),
+			"instance type %q is not applied on the porch server", s.Value)
+	}
+}

@@ -1,0 +1,70 @@
+package compiler
+
+import (
+	"bytes"
+	"errors"
+	"io"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// DecodeYAML parses a YAML file that is not a pipeline (a compute, an
+// instance type) into its top-level mapping, with the checks pipelines
+// get: syntax errors with a line, tabs in indentation, duplicate keys, an
+// empty file. empty says what to write in an empty file, top what the top
+// level must hold. The node is nil when the file is unusable.
+func DecodeYAML(name string, data []byte, empty, top string) (*yaml.Node, Diagnostics) {
+	var d diags
+	root := decodeMapping(&d, name, data, empty, top)
+	return root, d.list
+}
+
+// Suggest returns a did-you-mean sentence naming the candidate closest to
+// name, or "" when none is close.
+func Suggest(name string, candidates []string) string {
+	return suggest(name, candidates)
+}
+
+// Sort orders the diagnostics by file, line and column, keeping the order
+// they were found in for equal positions.
+func (d Diagnostics) Sort() {
+	sortDiagnostics(d)
+}
+
+// DecodeYAMLDocuments is DecodeYAML for a file of one or more documents
+// separated by --- (as kubectl apply -f takes them): every document's top
+// level must be a mapping; empty documents are skipped.
+func DecodeYAMLDocuments(name string, data []byte, empty, top string) ([]*yaml.Node, Diagnostics) {
+	var d diags
+	first := decodeMapping(&d, name, data, empty, top)
+	if first == nil || len(d.list) > 0 {
+		return nil, d.list
+	}
+	docs := []*yaml.Node{first}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	for i := 0; ; i++ {
+		var doc yaml.Node
+		err := dec.Decode(&doc)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			syntaxError(&d, name, err)
+			return nil, d.list
+		}
+		if i == 0 || len(doc.Content) == 0 {
+			continue
+		}
+		root := deref(doc.Content[0])
+		switch {
+		case isNull(root):
+			continue
+		case root.Kind != yaml.MappingNode:
+			d.errorf(nodePos(name, root), top, "document is not a mapping: found %s", kindName(root))
+			continue
+		}
+		checkDuplicates(&d, name, root, 0)
+		docs = append(docs, root)
+	}
+	return docs, d.list
+}

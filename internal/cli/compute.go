@@ -1,0 +1,286 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/porch-pipelines/porch/compiler"
+	"github.com/porch-pipelines/porch/compiler/plan"
+	"github.com/porch-pipelines/porch/compute"
+	"github.com/porch-pipelines/porch/workflows"
+)
+
+func (a *app) computeCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "compute",
+		Short: "Register, list, show and delete compute targets (as az ml compute)",
+	}
+	cmd.AddCommand(
+		a.createFileCommand("compute", func(ctx context.Context, file string, flags serverFlags) error {
+			c, err := a.readCompute(file)
+			if err != nil {
+				return err
+			}
+			return a.register(ctx, flags, workflows.CatalogEntry{Compute: &c}, fmt.Sprintf("compute %q", c.Name))
+		}),
+		catalogCommand("list", "List registered computes", exactArgs(0, "no arguments"),
+			func(ctx context.Context, _ []string, flags serverFlags) error {
+				return a.catalog(ctx, flags, func(cat plan.Catalog, sess *session) error {
+					if len(cat.Computes) == 0 {
+						a.none(sess, "computes", "compute")
+						return nil
+					}
+					var rows [][]string
+					for _, c := range cat.Computes {
+						rows = append(rows, []string{c.Name, c.Type, computeDetails(c), c.Description})
+					}
+					return a.printTable("NAME\tTYPE\tDETAILS\tDESCRIPTION", rows)
+				})
+			}),
+		catalogCommand("show NAME", "Show a registered compute", exactArgs(1, "one compute name"),
+			func(ctx context.Context, args []string, flags serverFlags) error {
+				return a.catalog(ctx, flags, func(cat plan.Catalog, sess *session) error {
+					c, ok := cat.FindCompute(args[0])
+					if !ok {
+						return fmt.Errorf("no compute %q is registered on %s: list them with `porch compute list`",
+							args[0], sess.settings.Address)
+					}
+					a.fields(computeFields(c, &cat))
+					return nil
+				})
+			}),
+		catalogCommand("delete NAME", "Delete a registered compute (its workers keep running)",
+			exactArgs(1, "one compute name"),
+			func(ctx context.Context, args []string, flags serverFlags) error {
+				return a.remove(ctx, flags, workflows.CatalogRemoval{Kind: workflows.KindCompute, Name: args[0]},
+					fmt.Sprintf("compute %q", args[0]))
+			}),
+	)
+	return cmd
+}
+
+// readCompute reads and checks a compute file, printing its warnings; its
+// errors are printed too and make the returned error.
+func (a *app) readCompute(file string) (plan.Compute, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return plan.Compute{}, fmt.Errorf("read %s: %v", file, err)
+	}
+	c, diags := compute.ParseCompute(file, data)
+	diags.Format(a.stderr)
+	if diags.HasErrors() {
+		return c, fmt.Errorf("%s: the compute has errors: fix them and create it again", file)
+	}
+	return c, nil
+}
+
+// computeDetails sums a compute up on one line for `porch compute list`.
+func computeDetails(c plan.Compute) string {
+	if c.Type == plan.ComputeKubernetes {
+		s := "namespace " + c.Namespace
+		if len(c.NodeSelector) > 0 {
+			s += ", nodeSelector " + plan.LabelsString(c.NodeSelector)
+		}
+		return s
+	}
+	return fmt.Sprintf("%s, %s, %d-%d nodes, scale down after %ds", c.Size, c.Tier, c.MinInstances, c.MaxInstances,
+		c.IdleTimeBeforeScaleDown)
+}
+
+// computeFields are the lines of `porch compute show`: the compute as its
+// YAML names things, the task queue its workers serve, and for a
+// kubernetes compute the instance types steps on it may use.
+func computeFields(c plan.Compute, cat *plan.Catalog) [][2]string {
+	f := [][2]string{{"name", c.Name}, {"type", c.Type}, {"description", c.Description}, {"location", c.Location}}
+	if c.Type == plan.ComputeAML {
+		f = append(f, [][2]string{{"size", c.Size}, {"tier", c.Tier},
+			{"min_instances", strconv.Itoa(c.MinInstances)}, {"max_instances", strconv.Itoa(c.MaxInstances)},
+			{"idle_time_before_scale_down", strconv.Itoa(c.IdleTimeBeforeScaleDown) + "s"}}...)
+	} else {
+		var types []string
+		for _, t := range cat.AllInstanceTypes() {
+			types = append(types, t.Name)
+		}
+		def := c.DefaultInstanceType
+		if def == "" {
+			def = plan.DefaultInstanceTypeName
+		}
+		f = append(f, [][2]string{{"namespace", c.Namespace}, {"resource_id", c.ResourceID},
+			{"node_selector", plan.LabelsString(c.NodeSelector)}, {"default_instance_type", def},
+			{"instance_types", strings.Join(types, ", ")}}...)
+	}
+	if c.Identity != nil {
+		f = append(f, [2]string{"identity", strings.Join(append([]string{c.Identity.Type}, c.Identity.UserAssignedIdentities...), " ")})
+	}
+	f = append(f, [2]string{"tags", plan.LabelsString(c.Tags)},
+		[2]string{"task_queue", plan.TaskQueue(c.Name) + " (serve it with `porch worker --compute " + c.Name + "`)"})
+	return f
+}
+
+func (a *app) instanceTypeCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "instance-type",
+		Short: "Validate, apply, list and delete Kubernetes instance types (InstanceType, InstanceTypeList)",
+	}
+	cmd.AddCommand(a.instanceTypeValidateCommand(), a.instanceTypeApplyCommand(),
+		catalogCommand("list", "List the instance types steps may name, defaultinstancetype included", exactArgs(0, "no arguments"),
+			func(ctx context.Context, _ []string, flags serverFlags) error {
+				return a.catalog(ctx, flags, func(cat plan.Catalog, _ *session) error {
+					var rows [][]string
+					for _, t := range cat.AllInstanceTypes() {
+						rows = append(rows, instanceTypeRow(t))
+					}
+					return a.printTable("NAME\tNODE SELECTOR\tCPU REQUEST\tCPU LIMIT\tMEMORY REQUEST\tMEMORY LIMIT\tGPU", rows)
+				})
+			}),
+		catalogCommand("delete NAME", "Delete an applied instance type (a deleted defaultinstancetype is the built-in one again)",
+			exactArgs(1, "one instance type name"),
+			func(ctx context.Context, args []string, flags serverFlags) error {
+				return a.remove(ctx, flags, workflows.CatalogRemoval{Kind: workflows.KindInstanceType, Name: args[0]},
+					fmt.Sprintf("instance type %q", args[0]))
+			}),
+	)
+	return cmd
+}
+
+// instanceTypeRow is an instance type's line in `porch instance-type list`.
+func instanceTypeRow(t plan.InstanceType) []string {
+	limit := func(v int64, format func(int64) string) string {
+		if v == 0 {
+			return ""
+		}
+		return format(v)
+	}
+	gpu := ""
+	if t.Limits.GPU > 0 {
+		gpu = strconv.FormatInt(t.Limits.GPU, 10)
+	}
+	return []string{t.Name, plan.LabelsString(t.NodeSelector), plan.FormatCPU(t.Requests.MilliCPU),
+		limit(t.Limits.MilliCPU, plan.FormatCPU), plan.FormatMemory(t.Requests.MemoryBytes),
+		limit(t.Limits.MemoryBytes, plan.FormatMemory), gpu}
+}
+
+func (a *app) instanceTypeValidateCommand() *cobra.Command {
+	var file string
+	var computes []string
+	cmd := &cobra.Command{
+		Use:   "validate -f FILE [--compute COMPUTE.yml ...]",
+		Short: "Check an InstanceType or InstanceTypeList file offline (and against kubernetes compute files)",
+		Args:  exactArgs(0, "no arguments: name the file with -f"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if file == "" {
+				return usageError("instance-type validate needs the file: porch instance-type validate -f FILE")
+			}
+			var cs []plan.Compute
+			for _, cf := range computes {
+				c, err := a.readCompute(cf)
+				if err != nil {
+					return err
+				}
+				cs = append(cs, c)
+			}
+			f, err := a.readInstanceTypes(file, cs, "validate")
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(a.stdout, "%s: ok (%s)\n", file, typeNames(f.Types))
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&file, "file", "f", "", "the InstanceType or InstanceTypeList YAML file")
+	cmd.Flags().StringArrayVar(&computes, "compute", nil, "a kubernetes compute YAML file whose nodeSelector the types must fit")
+	return cmd
+}
+
+func (a *app) instanceTypeApplyCommand() *cobra.Command {
+	var file string
+	var flags serverFlags
+	cmd := &cobra.Command{
+		Use:   "apply -f FILE",
+		Short: "Apply an InstanceType or InstanceTypeList file to the server (as kubectl apply)",
+		Args:  exactArgs(0, "no arguments: name the file with -f"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if file == "" {
+				return usageError("instance-type apply needs the file: porch instance-type apply -f FILE")
+			}
+			// Checked offline first, so a bad file needs no server.
+			if _, err := a.readInstanceTypes(file, nil, "apply"); err != nil {
+				return err
+			}
+			return a.withCatalog(cmd.Context(), flags, func(ctx context.Context, sess *session) error {
+				cat, err := workflows.GetCatalog(ctx, sess.client)
+				if err != nil {
+					return fmt.Errorf("read the catalogue on %s: %v", sess.settings.Address, err)
+				}
+				f, err := a.readInstanceTypes(file, cat.Computes, "apply")
+				if err != nil {
+					return err
+				}
+				res, err := workflows.RegisterCatalogEntry(ctx, sess.client, workflows.CatalogEntry{InstanceTypes: f.Types})
+				if err != nil {
+					return err
+				}
+				for _, t := range f.Types {
+					verb := "created"
+					if slices.Contains(res.ReplacedInstanceTypes, t.Name) {
+						verb = "replaced"
+					}
+					fmt.Fprintf(a.stdout, "instance type %q %s on %s (namespace %s)\n", t.Name, verb, sess.settings.Address, sess.settings.Namespace)
+				}
+				return nil
+			})
+		},
+	}
+	cmd.Flags().StringVarP(&file, "file", "f", "", "the InstanceType or InstanceTypeList YAML file")
+	flags.register(cmd)
+	return cmd
+}
+
+// readInstanceTypes reads and checks an instance-type file, against the
+// kubernetes computes' nodeSelectors too, printing the diagnostics.
+func (a *app) readInstanceTypes(file string, computes []plan.Compute, verb string) (*compute.InstanceTypes, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %v", file, err)
+	}
+	f, diags := compute.ParseInstanceTypes(file, data)
+	if !diags.HasErrors() {
+		diags = append(diags, f.CheckSelectors(computes)...)
+	}
+	diags.Format(a.stderr)
+	if diags.HasErrors() {
+		return nil, fmt.Errorf("%s: %s: fix them and %s it again", file, errorCount(diags), verb)
+	}
+	return f, nil
+}
+
+func errorCount(d compiler.Diagnostics) string {
+	n := 0
+	for _, x := range d {
+		if x.Severity == compiler.Error {
+			n++
+		}
+	}
+	if n == 1 {
+		return "1 error"
+	}
+	return strconv.Itoa(n) + " errors"
+}
+
+func typeNames(ts []plan.InstanceType) string {
+	names := make([]string, len(ts))
+	for i, t := range ts {
+		names[i] = t.Name
+	}
+	noun := "instance types"
+	if len(ts) == 1 {
+		noun = "instance type"
+	}
+	return fmt.Sprintf("%d %s: %s", len(ts), noun, strings.Join(names, ", "))
+}
