@@ -68,3 +68,43 @@ func (c *checker) checkInstanceTypes(refs []*scalarAST) {
 			"instance type %q is not applied on the porch server", s.Value)
 	}
 }
+
+// sizeSteps fills each step's VM size and cores per instance from the
+// registered compute it runs on, for quotas: an amlcompute's size and its
+// vCPUs, or a kubernetes compute's instance type (the step's, else the
+// compute's default) and its CPU request rounded up to whole cores. A step
+// on an unregistered compute, or on a size porch cannot read, claims no
+// quota.
+func sizeSteps(p *plan.Pipeline, cat *plan.Catalog) {
+	fill := func(compute string, r *plan.Resources) {
+		c, ok := cat.FindCompute(compute)
+		if !ok {
+			return
+		}
+		switch c.Type {
+		case plan.ComputeAML:
+			r.Size = c.Size
+			r.Cores, _ = plan.SizeCores(c.Size)
+		case plan.ComputeKubernetes:
+			name := r.InstanceType
+			if name == "" {
+				name = c.DefaultInstanceType
+			}
+			if t, ok := cat.InstanceTypeFor(name); ok {
+				r.Cores = int((t.Requests.MilliCPU + 999) / 1000)
+			}
+		}
+	}
+	for i := range p.Steps {
+		s := &p.Steps[i]
+		if s.Command != nil {
+			fill(s.Compute, &s.Command.Resources)
+		}
+		if s.Parallel != nil {
+			fill(s.Compute, &s.Parallel.Resources)
+		}
+		if s.Pipeline != nil {
+			sizeSteps(s.Pipeline, cat)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package compiler
 
 import (
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -44,4 +45,48 @@ func TestComputesUncheckedWithoutRegisteredComputes(t *testing.T) {
 		assert.Equal(t, "gpu-cluster", step(t, p.Pipeline.Steps, "train").Compute)
 		assert.Equal(t, "smal", step(t, p.Pipeline.Steps, "train").Command.Resources.InstanceType)
 	}
+}
+
+// TestStepsGetTheirComputesCores fills each step's cores per instance from
+// its registered compute, for quotas: a VM size's vCPUs, or an instance
+// type's CPU request rounded up, nested pipelines included.
+func TestStepsGetTheirComputesCores(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "pipeline.yml")
+	require.NoError(t, os.WriteFile(file, []byte(`type: pipeline
+jobs:
+  cluster:
+    compute: azureml:cpu-cluster
+    command: echo
+    resources:
+      instance_count: 3
+  pod:
+    compute: azureml:k8s
+    command: echo
+    resources:
+      instance_type: big
+  default_type:
+    compute: azureml:k8s
+    command: echo
+  queue:
+    command: echo
+  nested:
+    type: pipeline
+    component: ./inner.yml
+`), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(filepath.Dir(file), "inner.yml"), []byte(`type: pipeline
+jobs:
+  inner:
+    compute: azureml:cpu-cluster
+    command: echo
+`), 0o644))
+	cat := *computeCatalog
+	cat.InstanceTypes = append(cat.InstanceTypes, plan.InstanceType{Name: "big", Requests: plan.ResourceList{MilliCPU: 2500, MemoryBytes: 1 << 30}})
+	p, diags := Compile(file, Options{Catalog: &cat})
+	require.False(t, diags.HasErrors(), "%s", diags.Error())
+	res := func(steps []plan.Step, name string) plan.Resources { return step(t, steps, name).Command.Resources }
+	assert.Equal(t, plan.Resources{InstanceCount: 3, Size: "Standard_DS3_v2", Cores: 4}, res(p.Pipeline.Steps, "cluster"))
+	assert.Equal(t, plan.Resources{InstanceType: "big", Cores: 3}, res(p.Pipeline.Steps, "pod"))
+	assert.Equal(t, plan.Resources{Cores: 1}, res(p.Pipeline.Steps, "default_type"), "defaultinstancetype requests 100m")
+	assert.Equal(t, plan.Resources{}, res(p.Pipeline.Steps, "queue"), "the default queue is no registered compute")
+	assert.Equal(t, 4, res(step(t, p.Pipeline.Steps, "nested").Pipeline.Steps, "inner").Cores)
 }

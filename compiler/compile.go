@@ -77,6 +77,9 @@ func compile(path string, opts Options) (*plan.Plan, Diagnostics) {
 	if stop(&p.diags) {
 		return nil, all
 	}
+	if checksComputes(opts.Catalog) {
+		sizeSteps(&out.Pipeline, opts.Catalog)
+	}
 	return out, all
 }
 

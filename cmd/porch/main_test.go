@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -46,6 +47,7 @@ func TestScripts(t *testing.T) {
 			"stdout2env": cmdStdoutToEnv,
 			"devaddr":    cmdDevAddr,
 			"pidgone":    cmdPidGone,
+			"waitout":    cmdWaitOut,
 		},
 	})
 }
@@ -91,6 +93,27 @@ func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
 	path := ts.MkAbs(args[0])
 	if !waitFor(func() bool { fi, err := os.Stat(path); return err == nil && fi.Size() > 0 }) {
 		ts.Fatalf("%s did not appear within %s", path, waitLimit)
+	}
+}
+
+// cmdWaitOut runs a command again until its stdout matches a regular
+// expression: waitout REGEXP PROGRAM ARGS... (a state a run reaches in its
+// own time, such as a step waiting for quota).
+func cmdWaitOut(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: waitout REGEXP PROGRAM ARGS...")
+	}
+	re, err := regexp.Compile("(?m)" + args[0])
+	ts.Check(err)
+	if !waitFor(func() bool {
+		_ = ts.Exec(args[1], args[2:]...)
+		if re.MatchString(ts.ReadFile("stdout")) {
+			return true
+		}
+		time.Sleep(200 * time.Millisecond)
+		return false
+	}) {
+		ts.Fatalf("%s printed nothing matching %q within %s; last stdout:\n%s", strings.Join(args[1:], " "), args[0], waitLimit, ts.ReadFile("stdout"))
 	}
 }
 

@@ -1,4 +1,4 @@
-package compute
+package plan
 
 import (
 	"testing"
@@ -32,12 +32,14 @@ func TestSizeCores(t *testing.T) {
 		"Basic_A2":                 2,
 		"Standard_A9":              16,
 		"Standard_GS5":             32,
+		"STANDARD_NC6":             6,
+		"standard_ds3_v2":          4,
 	} {
 		got, ok := SizeCores(size)
 		assert.True(t, ok, size)
 		assert.Equal(t, want, got, size)
 	}
-	for _, bad := range []string{"", "D4", "Standard_", "Standard_d4", "Standard_D", "Standard_DS99_v2", "STANDARD_D4s_v3"} {
+	for _, bad := range []string{"", "D4", "Standard_", "Standard_D", "Standard_DS99_v2", "Premium_D4s_v3", "Standard_4D"} {
 		_, ok := SizeCores(bad)
 		assert.False(t, ok, bad)
 	}

@@ -1,4 +1,4 @@
-package compute
+package plan
 
 import (
 	"regexp"
@@ -9,7 +9,7 @@ import (
 // vmSizeName is an Azure VM size name after its tier prefix:
 // family letters, a number, an optional constrained count (-4), feature
 // letters (s, a, d, ...), then accelerator and version parts (_A100_v4).
-var vmSizeName = regexp.MustCompile(`^([A-Z]+)(\d+)(?:-\d+)?([a-z]*)((?:_[A-Za-z0-9]+)*)$`)
+var vmSizeName = regexp.MustCompile(`^([A-Za-z]+)(\d+)(?:-\d+)?([A-Za-z]*)((?:_[A-Za-z0-9]+)*)$`)
 
 // indexedCores are the cores of the older series whose number is an index,
 // not a vCPU count: A (Basic_ and Standard_), D and DS v1 and v2, G and GS.
@@ -28,18 +28,16 @@ var indexedCores = map[string]map[int]int{
 // quota). The older A, D/DS (v1, v2) and G/GS series number their sizes
 // instead (Standard_D4: 8, Standard_DS3_v2: 4), and are read from a table.
 func SizeCores(size string) (int, bool) {
-	name, ok := strings.CutPrefix(size, "Standard_")
-	if !ok {
-		name, ok = strings.CutPrefix(size, "Basic_")
-	}
-	if !ok {
+	// Azure reads size names in any case (STANDARD_NC6).
+	_, name, ok := strings.Cut(size, "_")
+	if tier := strings.ToLower(strings.TrimSuffix(size, name)); !ok || tier != "standard_" && tier != "basic_" {
 		return 0, false
 	}
 	m := vmSizeName.FindStringSubmatch(name)
 	if m == nil {
 		return 0, false
 	}
-	family, features, rest := m[1], m[3], m[4]
+	family, features, rest := strings.ToUpper(m[1]), strings.ToLower(m[3]), strings.ToLower(m[4])
 	n, err := strconv.Atoi(m[2])
 	if err != nil {
 		return 0, false
