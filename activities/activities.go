@@ -16,6 +16,8 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -46,6 +48,11 @@ type Activities struct {
 	// IdleShutdown is how long a parallel step's entry-script processes
 	// may sit unused before they are shut down; 0 means 30 seconds.
 	IdleShutdown time.Duration
+
+	// DisableMounts makes ro_mount inputs on s3 datastores download into
+	// the working folder, as where FUSE is not available, instead of
+	// mounting them.
+	DisableMounts bool
 
 	// Datastores reads the registered datastores (the server's catalogue);
 	// nil means none: every datastore is a folder under Home. A worker
@@ -115,6 +122,13 @@ func (a *Activities) RunCommand(ctx context.Context, in RunCommandInput) (RunCom
 	if err != nil {
 		return RunCommandResult{}, err
 	}
+	// Mounted inputs go when the step ends, however it ends; a worker that
+	// dies first leaves them to the next attempt's prepareFolders.
+	defer func() {
+		if problems := b.mounts.unmount(); len(problems) > 0 {
+			_ = appendLog(filepath.Join(f.userLogs(), "std_log.txt"), problems...)
+		}
+	}()
 	line, err := b.render(in)
 	if err != nil {
 		return RunCommandResult{}, err
@@ -128,7 +142,7 @@ func (a *Activities) RunCommand(ctx context.Context, in RunCommandInput) (RunCom
 		attempt = activity.GetInfo(ctx).Attempt
 	}
 	r := stepRun{in: in, folders: f, attempt: attempt}
-	specs, err := r.specs(line, b.env(in), procs, notes)
+	specs, err := r.specs(line, b.env(in), procs, slices.Concat(b.mounts.notes, notes))
 	if err != nil {
 		return RunCommandResult{}, err
 	}

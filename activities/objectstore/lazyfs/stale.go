@@ -2,7 +2,9 @@ package lazyfs
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -44,6 +46,9 @@ func DetachStale(dir string) ([]string, error) {
 // /proc/self/mountinfo) on this host.
 func Mounts() ([]string, error) {
 	f, err := os.Open("/proc/self/mountinfo")
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil // no /proc: no FUSE mounts of porch either
+	}
 	if err != nil {
 		return nil, err
 	}
