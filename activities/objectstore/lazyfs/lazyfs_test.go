@@ -1,9 +1,11 @@
 package lazyfs
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"net/http"
@@ -11,8 +13,10 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -32,6 +36,7 @@ func TestMain(m *testing.M) { os.Exit(s3test.Main(m)) }
 type bucket struct {
 	direct, counted *objectstore.Store
 	fetched         *atomic.Int64
+	endpoint, name  string
 }
 
 func newBucket(t *testing.T) bucket {
@@ -56,7 +61,7 @@ func newBucket(t *testing.T) bucket {
 		require.NoError(t, err)
 		return s
 	}
-	return bucket{direct: open(endpoint), counted: open(srv.URL), fetched: fetched}
+	return bucket{direct: open(endpoint), counted: open(srv.URL), fetched: fetched, endpoint: endpoint, name: name}
 }
 
 type countingBody struct {
@@ -214,5 +219,53 @@ func TestDetachStale(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{m.Dir}, detached)
 	require.False(t, slices.Contains(mounted(t), m.Dir))
+	require.NoError(t, os.RemoveAll(parent))
+}
+
+// helperMountEnv makes the test binary, run again by
+// TestDetachStaleAfterTheMountingProcessDied, mount and wait to be killed.
+const helperMountEnv = "LAZYFS_TEST_MOUNT"
+
+func TestHelperMount(t *testing.T) {
+	spec := os.Getenv(helperMountEnv) // endpoint|bucket|dir
+	if spec == "" {
+		t.Skip("run by TestDetachStaleAfterTheMountingProcessDied")
+	}
+	parts := strings.SplitN(spec, "|", 3)
+	s, err := objectstore.Open(plan.Datastore{Name: "lake", Type: plan.DatastoreS3, Endpoint: parts[0], Bucket: parts[1], Prefix: "data"})
+	require.NoError(t, err)
+	_, err = Mount(context.Background(), s, "in", parts[2], Options{})
+	require.NoError(t, err)
+	fmt.Println("mounted")
+	select {} // until killed
+}
+
+// A worker killed with its mounts up leaves dead mounts ("transport endpoint
+// is not connected"); DetachStale clears them so the folder can go.
+func TestDetachStaleAfterTheMountingProcessDied(t *testing.T) {
+	if _, err := os.Stat("/dev/fuse"); err != nil || os.Geteuid() != 0 {
+		t.Skip("needs /dev/fuse and root")
+	}
+	b := newBucket(t)
+	b.put(t, "in", map[string][]byte{"a.txt": []byte("a")})
+	parent := t.TempDir()
+	dir := filepath.Join(parent, "work", "mnt")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperMount$")
+	cmd.Env = append(os.Environ(), helperMountEnv+"="+b.endpoint+"|"+b.name+"|"+dir)
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	line, err := bufio.NewReader(out).ReadString('\n')
+	require.NoError(t, err, "the helper did not mount")
+	require.Equal(t, "mounted\n", line)
+	require.NoError(t, cmd.Process.Kill())
+	_ = cmd.Wait()
+
+	_, err = os.Stat(filepath.Join(dir, "a.txt"))
+	require.ErrorIs(t, err, syscall.ENOTCONN, "a dead mount")
+	require.Error(t, os.RemoveAll(parent), "a folder holding a dead mount cannot be removed")
+	detached, err := DetachStale(parent)
+	require.NoError(t, err)
+	require.Equal(t, []string{dir}, detached)
 	require.NoError(t, os.RemoveAll(parent))
 }
