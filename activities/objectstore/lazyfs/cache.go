@@ -66,14 +66,17 @@ func (c *chunkCache) readAt(ctx context.Context, p string, size int64, dest []by
 	return n, nil
 }
 
-// prefetch starts fetching the chunk that holds offset off, when it is
-// inside the object and not cached yet.
+// readAhead is how many chunks past a sequential read are fetched before
+// they are asked for: enough requests in flight to hide their latency.
+const readAhead = 4
+
+// prefetch starts fetching the readAhead chunks from the one that holds
+// offset off, those inside the object and not cached yet.
 func (c *chunkCache) prefetch(p string, size, off int64) {
-	if off >= size {
-		return
-	}
-	if ch, fresh := c.lookup(p, off/c.size); fresh {
-		go c.fill(ch, p, size, off/c.size)
+	for i := off / c.size; i < off/c.size+readAhead && i*c.size < size; i++ {
+		if ch, fresh := c.lookup(p, i); fresh {
+			go c.fill(ch, p, size, i)
+		}
 	}
 }
 

@@ -39,7 +39,7 @@ type bucket struct {
 	endpoint, name  string
 }
 
-func newBucket(t *testing.T) bucket {
+func newBucket(t testing.TB) bucket {
 	endpoint, access, secret, name := s3test.Start(t)
 	for _, k := range []string{"AWS_SESSION_TOKEN", "AWS_PROFILE"} {
 		t.Setenv(k, "")
@@ -76,7 +76,7 @@ func (c countingBody) Read(p []byte) (int, error) {
 }
 
 // put uploads files (relative path -> content) as the folder p.
-func (b bucket) put(t *testing.T, p string, files map[string][]byte) {
+func (b bucket) put(t testing.TB, p string, files map[string][]byte) {
 	src := t.TempDir()
 	for rel, data := range files {
 		file := filepath.Join(src, filepath.FromSlash(rel))
