@@ -25,6 +25,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/worker"
 
+	"github.com/porch-pipelines/porch/activities/objectstore/lazyfs"
 	"github.com/porch-pipelines/porch/compiler/plan"
 )
 
@@ -60,6 +61,7 @@ type Activities struct {
 	Datastores func(ctx context.Context) ([]plan.Datastore, error)
 
 	parallelOnce sync.Once
+	deadMounts   sync.Once
 	runtimes     *runtimes
 	stores       datastores
 	objects      objectStores
@@ -110,6 +112,9 @@ func (a *Activities) RunCommand(ctx context.Context, in RunCommandInput) (RunCom
 			"the worker has no porch home folder: set PORCH_HOME or Activities.Home", "WorkerMisconfigured", nil)
 	}
 	a.refreshDatastores(ctx)
+	// Inputs mounted by a worker of this home that died, for steps that
+	// may never run here again: the first step clears them.
+	a.deadMounts.Do(func() { _, _ = lazyfs.DetachDead(filepath.Join(a.Home, "work")) })
 	f, err := a.prepareFolders(in)
 	if err != nil {
 		return RunCommandResult{}, err

@@ -241,7 +241,8 @@ func TestHelperMount(t *testing.T) {
 }
 
 // A worker killed with its mounts up leaves dead mounts ("transport endpoint
-// is not connected"); DetachStale clears them so the folder can go.
+// is not connected"); DetachDead clears them and leaves live ones, and
+// DetachStale clears both, so the folder can go.
 func TestDetachStaleAfterTheMountingProcessDied(t *testing.T) {
 	if _, err := os.Stat("/dev/fuse"); err != nil || os.Geteuid() != 0 {
 		t.Skip("needs /dev/fuse and root")
@@ -264,8 +265,19 @@ func TestDetachStaleAfterTheMountingProcessDied(t *testing.T) {
 	_, err = os.Stat(filepath.Join(dir, "a.txt"))
 	require.ErrorIs(t, err, syscall.ENOTCONN, "a dead mount")
 	require.Error(t, os.RemoveAll(parent), "a folder holding a dead mount cannot be removed")
-	detached, err := DetachStale(parent)
+	live, err := Mount(context.Background(), b.direct, "in", filepath.Join(parent, "work", "live"), Options{})
 	require.NoError(t, err)
-	require.Equal(t, []string{dir}, detached)
+	defer live.Unmount()
+
+	detached, err := DetachDead(parent)
+	require.NoError(t, err)
+	require.Equal(t, []string{dir}, detached, "only the dead mount")
+	data, err := os.ReadFile(filepath.Join(live.Dir, "a.txt"))
+	require.NoError(t, err, "the live mount still serves")
+	require.Equal(t, "a", string(data))
+
+	detached, err = DetachStale(parent)
+	require.NoError(t, err)
+	require.Equal(t, []string{live.Dir}, detached)
 	require.NoError(t, os.RemoveAll(parent))
 }

@@ -16,9 +16,25 @@ import (
 // DetachStale lazily unmounts every porch mount at or below dir: what an
 // attempt left when its worker died before unmounting (such a mount answers
 // "transport endpoint is not connected", and a folder holding it cannot be
-// removed). Other file systems are left alone. It returns the mount points
-// it detached.
+// removed), or a mount still up that the folder's new owner replaces. Other
+// file systems are left alone. It returns the mount points it detached.
 func DetachStale(dir string) ([]string, error) {
+	return detach(dir, func(string) bool { return true })
+}
+
+// DetachDead lazily unmounts the porch mounts at or below dir whose process
+// is gone (they answer "transport endpoint is not connected"), and leaves
+// the live ones, which another worker may be using. It returns the mount
+// points it detached.
+func DetachDead(dir string) ([]string, error) {
+	return detach(dir, func(p string) bool {
+		_, err := os.Stat(p)
+		return errors.Is(err, syscall.ENOTCONN)
+	})
+}
+
+// detach lazily unmounts the porch mounts at or below dir that doomed picks.
+func detach(dir string, doomed func(mountPoint string) bool) ([]string, error) {
 	dir, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, err
@@ -31,7 +47,7 @@ func DetachStale(dir string) ([]string, error) {
 	// Deepest first, so a mount inside another goes before it.
 	slices.SortFunc(points, func(a, b string) int { return len(b) - len(a) })
 	for _, p := range points {
-		if p != dir && !strings.HasPrefix(p, dir+string(filepath.Separator)) {
+		if (p != dir && !strings.HasPrefix(p, dir+string(filepath.Separator))) || !doomed(p) {
 			continue
 		}
 		if err := syscall.Unmount(p, syscall.MNT_DETACH); err != nil {
