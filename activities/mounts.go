@@ -58,8 +58,13 @@ type mountSet struct {
 	notes []string
 }
 
-// errNoMount means the input must be downloaded: this worker cannot mount.
-var errNoMount = errors.New("cannot mount")
+var (
+	// errNoMount means the input must be downloaded: this worker cannot
+	// mount.
+	errNoMount = errors.New("cannot mount")
+	// errMountsOff is why a worker with DisableMounts does not mount.
+	errMountsOff = errors.New("mounts are turned off for this worker")
+)
 
 // s3Input says whether inp is data on a registered s3 datastore, which one,
 // and the path inside it.
@@ -108,10 +113,6 @@ func (a *Activities) directURI(step string, inp plan.Input, d plan.Datastore, p 
 // working folder and returns the path the command reads. errNoMount means
 // this worker cannot mount; the first such failure is noted in ms.
 func (a *Activities) mountInput(ctx context.Context, step string, inp plan.Input, d plan.Datastore, p, work string, ms *mountSet) (string, error) {
-	if a.DisableMounts && ms.unavailable == nil {
-		ms.unavailable = errors.New("mounts are turned off for this worker")
-		ms.notes = append(ms.notes, fmt.Sprintf("porch: ro_mount inputs on object storage are downloaded into the working folder: %v", ms.unavailable))
-	}
 	if ms.unavailable != nil {
 		return "", errNoMount
 	}
@@ -119,7 +120,11 @@ func (a *Activities) mountInput(ctx context.Context, step string, inp plan.Input
 	if err != nil {
 		return "", temporal.NewApplicationError(fmt.Sprintf("step %q: input %q: open datastore %q: %v", step, inp.Name, d.Name, err), "DatastoreUnavailable")
 	}
-	m, err := lazyfs.Mount(ctx, s, p, filepath.Join(work, ".porch-inputs", inp.Name), lazyfs.Options{})
+	var mounted *lazyfs.Mounted
+	err = errMountsOff
+	if !a.DisableMounts {
+		mounted, err = lazyfs.Mount(ctx, s, p, filepath.Join(work, ".porch-inputs", inp.Name), lazyfs.Options{})
+	}
 	var serr *objectstore.Error
 	switch {
 	case errors.As(err, &serr):
@@ -129,9 +134,9 @@ func (a *Activities) mountInput(ctx context.Context, step string, inp plan.Input
 		ms.notes = append(ms.notes, fmt.Sprintf("porch: FUSE mounts are not available on this worker (%v): ro_mount inputs on object storage are downloaded into the working folder instead", err))
 		return "", errNoMount
 	}
-	ms.mounted = append(ms.mounted, m)
-	ms.notes = append(ms.notes, fmt.Sprintf("porch: input %q: %q on datastore %q is mounted read-only at %s; files are fetched as they are read", inp.Name, p, d.Name, m.Path))
-	return m.Path, nil
+	ms.mounted = append(ms.mounted, mounted)
+	ms.notes = append(ms.notes, fmt.Sprintf("porch: input %q: %q on datastore %q is mounted read-only at %s; files are fetched as they are read", inp.Name, p, d.Name, mounted.Path))
+	return mounted.Path, nil
 }
 
 // unmount unmounts the step's inputs and returns what went wrong, as lines
