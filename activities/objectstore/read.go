@@ -12,8 +12,8 @@ import (
 	"github.com/minio/minio-go/v7"
 )
 
-// Object is a file or folder of a datastore, as a listing or Stat shows it.
-type Object struct {
+// Entry is a file or folder of a datastore, as ReadDir or Stat shows it.
+type Entry struct {
 	// Name is the last element of its path.
 	Name     string
 	Size     int64
@@ -23,30 +23,30 @@ type Object struct {
 
 // Stat describes the single object p. Its error's NotFound is true when p
 // is no object (it may still be a folder).
-func (s *Store) Stat(ctx context.Context, p string) (Object, error) {
+func (s *Store) Stat(ctx context.Context, p string) (Entry, error) {
 	key, err := s.Key(p)
 	if err != nil {
-		return Object{}, err
+		return Entry{}, err
 	}
 	info, err := s.client.StatObject(ctx, s.def.Bucket, key, minio.StatObjectOptions{})
 	if err != nil {
-		return Object{}, s.wrap(err, "read %q", p)
+		return Entry{}, s.wrap(err, "read %q", p)
 	}
-	return Object{Name: path.Base(key), Size: info.Size, Modified: info.LastModified}, nil
+	return Entry{Name: path.Base(key), Size: info.Size, Modified: info.LastModified}, nil
 }
 
-// List returns the files and folders directly under the folder p, in key
+// ReadDir returns the files and folders directly under the folder p, in key
 // order. The commit marker, folder placeholders and keys that are no plain
 // names ("", ".", "..") are left out. A folder with no objects under it is
 // an error whose NotFound is true.
-func (s *Store) List(ctx context.Context, p string) ([]Object, error) {
+func (s *Store) ReadDir(ctx context.Context, p string) ([]Entry, error) {
 	key, err := s.Key(p)
 	if err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	var out []Object
+	var out []Entry
 	found := false
 	for obj := range s.client.ListObjects(ctx, s.def.Bucket, minio.ListObjectsOptions{Prefix: key + "/"}) {
 		if obj.Err != nil {
@@ -58,7 +58,7 @@ func (s *Store) List(ctx context.Context, p string) ([]Object, error) {
 		if name == "" || name == "." || name == ".." || name == CommitMarker || strings.Contains(name, "/") {
 			continue
 		}
-		out = append(out, Object{Name: name, Size: obj.Size, Modified: obj.LastModified, Dir: dir})
+		out = append(out, Entry{Name: name, Size: obj.Size, Modified: obj.LastModified, Dir: dir})
 	}
 	if !found {
 		return nil, &Error{msg: fmt.Sprintf("%s: no object or folder %q: check the path, and that the step that writes it has run", s.where(), p), notFound: true}

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestStatListAndReadAt(t *testing.T) {
+func TestStatReadDirAndReadAt(t *testing.T) {
 	s := openMinIO(t, "data")
 	ctx := context.Background()
 	src := t.TempDir()
@@ -22,13 +22,13 @@ func TestStatListAndReadAt(t *testing.T) {
 	_, err := s.Upload(ctx, src, "in")
 	require.NoError(t, err)
 
-	objs, err := s.List(ctx, "in")
+	objs, err := s.ReadDir(ctx, "in")
 	require.NoError(t, err)
 	require.Len(t, objs, 2, "the commit marker is left out: %+v", objs)
 	assert.Equal(t, "a.txt", objs[0].Name)
 	assert.Equal(t, int64(10), objs[0].Size)
 	assert.False(t, objs[0].Dir)
-	assert.Equal(t, Object{Name: "sub", Dir: true}, objs[1])
+	assert.Equal(t, Entry{Name: "sub", Dir: true}, objs[1])
 
 	obj, err := s.Stat(ctx, "in/a.txt")
 	require.NoError(t, err)
@@ -38,7 +38,7 @@ func TestStatListAndReadAt(t *testing.T) {
 	var serr *Error
 	require.ErrorAs(t, err, &serr)
 	assert.True(t, serr.NotFound(), "a folder is no object")
-	_, err = s.List(ctx, "absent")
+	_, err = s.ReadDir(ctx, "absent")
 	require.ErrorAs(t, err, &serr)
 	assert.True(t, serr.NotFound())
 

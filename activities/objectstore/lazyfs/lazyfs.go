@@ -85,13 +85,13 @@ func Mount(ctx context.Context, s *objectstore.Store, p, dir string, opts Option
 func rootOf(ctx context.Context, s *objectstore.Store, p string) (*dirNode, string, error) {
 	obj, err := s.Stat(ctx, p)
 	if err == nil {
-		return &dirNode{listed: true, entries: []entry{{Object: obj, path: p}}}, obj.Name, nil
+		return &dirNode{listed: true, entries: []entry{{Entry: obj, path: p}}}, obj.Name, nil
 	}
 	var serr *objectstore.Error
 	if !errors.As(err, &serr) || !serr.NotFound() {
 		return nil, "", err
 	}
-	objs, err := s.List(ctx, p)
+	objs, err := s.ReadDir(ctx, p)
 	if err != nil {
 		return nil, "", err
 	}

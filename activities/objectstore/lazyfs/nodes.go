@@ -20,14 +20,14 @@ type mountFS struct {
 
 // entry is a file or folder of a listing, with its datastore path.
 type entry struct {
-	objectstore.Object
+	objectstore.Entry
 	path string
 }
 
-func entriesOf(dir string, objs []objectstore.Object) []entry {
+func entriesOf(dir string, objs []objectstore.Entry) []entry {
 	out := make([]entry, len(objs))
 	for i, o := range objs {
-		out[i] = entry{Object: o, path: child(dir, o.Name)}
+		out[i] = entry{Entry: o, path: child(dir, o.Name)}
 	}
 	return out
 }
@@ -56,7 +56,7 @@ func (d *dirNode) list(ctx context.Context) ([]entry, syscall.Errno) {
 	if d.listed {
 		return d.entries, 0
 	}
-	objs, err := d.fs.store.List(ctx, d.path)
+	objs, err := d.fs.store.ReadDir(ctx, d.path)
 	var serr *objectstore.Error
 	switch {
 	case errors.As(err, &serr) && serr.NotFound():
