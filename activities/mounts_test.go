@@ -17,9 +17,9 @@ import (
 	"github.com/porch-pipelines/porch/compiler/plan"
 )
 
-// s3Step is a worker whose datastore "lake" is a fresh bucket on the test
+// lakeWorker is a worker whose datastore "lake" is a fresh bucket on the test
 // MinIO holding the folder in/ (a.txt, sub/b.txt) and the file one.csv.
-func s3Step(t *testing.T) (*Activities, plan.Datastore) {
+func lakeWorker(t *testing.T) (*Activities, plan.Datastore) {
 	endpoint, access, secret, bucket := s3test.Start(t)
 	for _, k := range []string{"AWS_SESSION_TOKEN", "AWS_PROFILE"} {
 		t.Setenv(k, "")
@@ -86,7 +86,7 @@ func porchMountsUnder(t *testing.T, dir string) []string {
 
 func TestRoMountInputsOnS3AreMountedForTheCommand(t *testing.T) {
 	needFUSE(t)
-	a, _ := s3Step(t)
+	a, _ := lakeWorker(t)
 	res, err := a.RunCommand(context.Background(), readStep("read", "", "true"))
 	require.NoError(t, err)
 	out := res.Outputs[0].Path
@@ -104,7 +104,7 @@ func TestRoMountInputsOnS3AreMountedForTheCommand(t *testing.T) {
 
 func TestRoMountInputsAreUnmountedWhenTheCommandFails(t *testing.T) {
 	needFUSE(t)
-	a, _ := s3Step(t)
+	a, _ := lakeWorker(t)
 	_, err := a.RunCommand(context.Background(), readStep("fail", "ro_mount", "exit 3"))
 	require.Error(t, err)
 	assert.Equal(t, CommandFailedType, appError(t, err).Type())
@@ -113,7 +113,7 @@ func TestRoMountInputsAreUnmountedWhenTheCommandFails(t *testing.T) {
 
 func TestRoMountInputsAreUnmountedWhenTheStepIsCancelled(t *testing.T) {
 	needFUSE(t)
-	a, _ := s3Step(t)
+	a, _ := lakeWorker(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan error, 1)
@@ -142,7 +142,7 @@ func TestRoMountInputsAreUnmountedWhenTheStepIsCancelled(t *testing.T) {
 // unmounting) does not stop the next attempt from clearing the folder.
 func TestANewAttemptDetachesAStaleMount(t *testing.T) {
 	needFUSE(t)
-	a, lake := s3Step(t)
+	a, lake := lakeWorker(t)
 	s, err := objectstore.Open(lake)
 	require.NoError(t, err)
 	stale := filepath.Join(a.Home, "work", "r1", "again", ".porch-inputs", "data")
@@ -160,7 +160,7 @@ func TestANewAttemptDetachesAStaleMount(t *testing.T) {
 // Where the worker cannot mount, ro_mount inputs are downloaded and the
 // step's log says so once.
 func TestRoMountFallsBackToDownloadWithoutFUSE(t *testing.T) {
-	a, _ := s3Step(t)
+	a, _ := lakeWorker(t)
 	a.DisableMounts = true
 	res, err := a.RunCommand(context.Background(), readStep("copy", "", "true"))
 	require.NoError(t, err)
@@ -172,7 +172,7 @@ func TestRoMountFallsBackToDownloadWithoutFUSE(t *testing.T) {
 }
 
 func TestDownloadAndDirectInputsOnS3(t *testing.T) {
-	a, lake := s3Step(t)
+	a, lake := lakeWorker(t)
 	res, err := a.RunCommand(context.Background(), readStep("download", "download", "true"))
 	require.NoError(t, err)
 	assert.Equal(t, "alpha\nbeta\nx,y\n", readFile(t, filepath.Join(res.Outputs[0].Path, "joined")))
