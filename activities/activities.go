@@ -17,6 +17,8 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -24,6 +26,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/worker"
 
+	"github.com/porch-pipelines/porch/activities/objectstore/lazyfs"
 	"github.com/porch-pipelines/porch/compiler/plan"
 )
 
@@ -48,6 +51,11 @@ type Activities struct {
 	// may sit unused before they are shut down; 0 means 30 seconds.
 	IdleShutdown time.Duration
 
+	// DisableMounts makes ro_mount inputs on s3 datastores download into
+	// the working folder, as where FUSE is not available, instead of
+	// mounting them.
+	DisableMounts bool
+
 	// Datastores reads the registered datastores (the server's catalogue);
 	// nil means none: every datastore is a folder under Home. A worker
 	// re-reads them every few seconds.
@@ -58,6 +66,7 @@ type Activities struct {
 	transport http.RoundTripper
 
 	parallelOnce sync.Once
+	deadMounts   sync.Once
 	runtimes     *runtimes
 	stores       datastores
 	objects      objectStores
@@ -108,6 +117,9 @@ func (a *Activities) RunCommand(ctx context.Context, in RunCommandInput) (RunCom
 			"the worker has no porch home folder: set PORCH_HOME or Activities.Home", "WorkerMisconfigured", nil)
 	}
 	a.refreshDatastores(ctx)
+	// Inputs mounted by a worker of this home that died, for steps that
+	// may never run here again: the first step clears them.
+	a.deadMounts.Do(func() { _, _ = lazyfs.DetachDead(filepath.Join(a.Home, "work")) })
 	f, err := a.prepareFolders(in)
 	if err != nil {
 		return RunCommandResult{}, err
@@ -120,6 +132,13 @@ func (a *Activities) RunCommand(ctx context.Context, in RunCommandInput) (RunCom
 	if err != nil {
 		return RunCommandResult{}, err
 	}
+	// Mounted inputs go when the step ends, however it ends; a worker that
+	// dies first leaves them to the next attempt's prepareFolders.
+	defer func() {
+		if problems := b.mounts.unmount(); len(problems) > 0 {
+			_ = appendLog(filepath.Join(f.userLogs(), "std_log.txt"), problems...)
+		}
+	}()
 	line, err := b.render(in)
 	if err != nil {
 		return RunCommandResult{}, err
@@ -133,7 +152,7 @@ func (a *Activities) RunCommand(ctx context.Context, in RunCommandInput) (RunCom
 		attempt = activity.GetInfo(ctx).Attempt
 	}
 	r := stepRun{in: in, folders: f, attempt: attempt}
-	specs, err := r.specs(line, b.env(in), procs, notes)
+	specs, err := r.specs(line, b.env(in), procs, slices.Concat(b.mounts.notes, notes))
 	if err != nil {
 		return RunCommandResult{}, err
 	}

@@ -25,6 +25,9 @@ type bindings struct {
 	// uploads are the outputs on s3 datastores, staged locally and
 	// uploaded when the step succeeds.
 	uploads []upload
+	// mounts are the inputs on s3 datastores mounted for the command;
+	// unmount them when it ends.
+	mounts mountSet
 }
 
 func (b bindings) output(name string) (string, bool) {
@@ -36,11 +39,26 @@ func (b bindings) output(name string) (string, bool) {
 	return "", false
 }
 
-// bind resolves the step's inputs to literals and local paths, and its
-// outputs to local paths, creating the outputs' folders.
-func (a *Activities) bind(ctx context.Context, in RunCommandInput, f stepFolders) (bindings, error) {
-	b := bindings{inputs: map[string]string{}}
+// bind resolves the step's inputs to literals and local paths (data on s3
+// datastores mounted or downloaded, as the input's mode says), and its
+// outputs to local paths, creating the outputs' folders. On error, nothing
+// stays mounted.
+func (a *Activities) bind(ctx context.Context, in RunCommandInput, f stepFolders) (b bindings, err error) {
+	b = bindings{inputs: map[string]string{}}
+	defer func() {
+		if err != nil {
+			b.mounts.unmount()
+		}
+	}()
 	for _, inp := range in.Inputs {
+		if d, rest, ok := a.s3Input(inp); ok {
+			v, err := a.objectInput(ctx, in.StepPath, inp, d, rest, f.work, &b.mounts)
+			if err != nil {
+				return b, err
+			}
+			b.inputs[inp.Name] = v
+			continue
+		}
 		v, set, err := a.inputValue(ctx, in.StepPath, inp, f.work)
 		if err != nil {
 			return b, err

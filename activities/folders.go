@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/porch-pipelines/porch/activities/objectstore/lazyfs"
 	"github.com/porch-pipelines/porch/compiler/plan"
 )
 
@@ -69,7 +70,12 @@ func (a *Activities) prepareFolders(in RunCommandInput) (stepFolders, error) {
 	f.artifacts = dir
 	f.work = filepath.Join(a.Home, "work", in.RunID, filepath.FromSlash(in.StepPath))
 	// A retried attempt starts from scratch, as a new Azure ML attempt does:
-	// stale outputs or logs would be mistaken for this attempt's.
+	// stale outputs or logs would be mistaken for this attempt's. Inputs an
+	// earlier attempt mounted and did not unmount (its worker died) go
+	// first: a folder holding a mount cannot be removed.
+	if _, err := lazyfs.DetachStale(f.work); err != nil {
+		return f, fmt.Errorf("remove stale folder of an earlier attempt: %w", err)
+	}
 	for _, d := range []string{f.artifacts, f.work} {
 		if err := os.RemoveAll(d); err != nil {
 			return f, fmt.Errorf("remove stale folder of an earlier attempt: %w", err)

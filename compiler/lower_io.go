@@ -152,7 +152,7 @@ func (l *lowerer) stepInputs(sc *scope, s *stepAST) []plan.Input {
 		in := plan.Input{Name: decl.Name, Type: orDefault(typ, "string"), Optional: decl.Optional, Pos: decl.Pos}
 		b := findInput(s.Inputs, decl.Name)
 		if b != nil && b.Value != nil {
-			in.Pos = b.Pos
+			in.Pos, in.Mode = b.Pos, b.Value.Mode
 			in.Value = l.bindValue(sc, in.Type, b.Value)
 		} else {
 			in.Value = l.declDefault(s.Component.Dir, decl)

@@ -1,6 +1,7 @@
 package compiler
 
 import (
+	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -43,6 +44,10 @@ func (p *parser) parseInputs(name string, n *yaml.Node, ctx inputCtx) []*inputAS
 	return out
 }
 
+// inputModes are the modes Azure ML accepts for an input (mount is the
+// SDK's older name of ro_mount).
+var inputModes = []string{"ro_mount", "download", "direct", "eval_mount", "eval_download", "mount"}
+
 func (p *parser) parseInput(name string, e entry, ctx inputCtx) *inputAST {
 	in := &inputAST{Name: e.key.Value, Pos: nodePos(name, e.key)}
 	v := e.val
@@ -66,6 +71,10 @@ func (p *parser) parseInput(name string, e entry, ctx inputCtx) *inputAST {
 	in.Max = p.scalar(name, f["max"])
 	in.Enum = p.scalarList(name, f["enum"])
 	mode := p.str(name, f["mode"])
+	if mode != "" && !slices.Contains(inputModes, mode) {
+		p.errorf(nodePos(name, f["mode"].val), withHint("use one of "+strings.Join(inputModes, ", "), suggest(mode, inputModes)),
+			"input %q has mode %q, which is no input mode", in.Name, mode)
+	}
 	if val := p.scalar(name, f["value"]); val != nil {
 		in.Value = p.scalarValue(name, f["value"].val)
 	}

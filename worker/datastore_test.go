@@ -16,6 +16,7 @@ import (
 	"go.temporal.io/api/enums/v1"
 
 	"github.com/porch-pipelines/porch/activities/objectstore"
+	"github.com/porch-pipelines/porch/activities/objectstore/lazyfs"
 	"github.com/porch-pipelines/porch/activities/objectstore/s3test"
 	"github.com/porch-pipelines/porch/compiler/plan"
 	"github.com/porch-pipelines/porch/workflows"
@@ -89,7 +90,28 @@ jobs:
 
 	assert.NoDirExists(t, filepath.Join(homeTwo, "datastores", store.Name, "azureml", runID, "make"),
 		"worker two never saw worker one's folders: the data came through the object store")
+	assertInputsWereMounted(t, filepath.Join(homeTwo, "datastores", store.Name, "azureml", runID, "use"), homeTwo)
 	assertSecretNowhere(t, secret, runID, home, homeOne, homeTwo)
+}
+
+// assertInputsWereMounted checks a step's log says its s3 inputs were
+// mounted (ro_mount, the default) where this host can mount FUSE, or
+// downloaded where it cannot, and that no mount is left under home.
+func assertInputsWereMounted(t *testing.T, step, home string) {
+	t.Helper()
+	log, err := os.ReadFile(filepath.Join(step, "artifacts", "user_logs", "std_log.txt"))
+	require.NoError(t, err)
+	_, noFUSE := os.Stat("/dev/fuse")
+	if noFUSE == nil && os.Geteuid() == 0 {
+		assert.Contains(t, string(log), "is mounted read-only")
+	} else {
+		assert.Contains(t, string(log), "inputs on object storage are downloaded into the working folder")
+	}
+	points, err := lazyfs.Mounts()
+	require.NoError(t, err)
+	for _, p := range points {
+		assert.False(t, strings.HasPrefix(p, home+"/"), "%s is still mounted after the run", p)
+	}
 }
 
 // assertSecretNowhere checks the secret appears in no file under the homes

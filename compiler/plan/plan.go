@@ -173,7 +173,12 @@ type Input struct {
 	Type     string `json:"type"`
 	Optional bool   `json:"optional,omitempty"`
 	Value    Value  `json:"value"`
-	Pos      Pos    `json:"pos"`
+	// Mode is how the step reads a data input, as the step's binding says
+	// (ro_mount, download, direct, eval_mount, eval_download); "" when the
+	// binding names none: the data's own input mode then, else ro_mount.
+	// A binding to another step's output keeps its mode only here.
+	Mode string `json:"mode,omitempty"`
+	Pos  Pos    `json:"pos"`
 }
 
 // Value is a bound value.
