@@ -203,7 +203,7 @@ func TestSweepTrialTimeoutKillsTheTrial(t *testing.T) {
 	path, state := sweepCase{qualities: "[good, slow]", steps: 2, sleep: 0.05, sweep: `    sampling_algorithm: grid
     limits:
       max_total_trials: 2
-      trial_timeout: 2`}.write(t)
+      trial_timeout: 10`}.write(t)
 	runID, err := h.run(compile(t, path, nil))
 	require.NoError(t, err)
 	got := statuses(sweepTrials(t, runID))
@@ -217,7 +217,7 @@ func TestSweepTimeoutEndsWithTheBestSoFar(t *testing.T) {
 	path, state := sweepCase{qualities: "[mid, slow]", steps: 2, sleep: 0.05, sweep: `    sampling_algorithm: grid
     limits:
       max_total_trials: 2
-      timeout: 4`}.write(t)
+      timeout: 12`}.write(t)
 	start := time.Now()
 	runID, err := h.run(compile(t, path, nil))
 	require.NoError(t, err)
