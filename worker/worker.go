@@ -99,7 +99,10 @@ func Start(c client.Client, opts Options) (*Worker, error) {
 		sw := sdkworker.New(c, q, sdkworker.Options{
 			// A readable build id in the UI and in reset points, rather
 			// than a checksum of the binary.
-			BuildID:                          opts.BuildID,
+			BuildID: opts.BuildID,
+			// The node name, as history, the UI and porch compute show
+			// name the worker that ran a step.
+			Identity:                         acts.NodeName(),
 			MaxHeartbeatThrottleInterval:     heartbeatThrottle,
 			DefaultHeartbeatThrottleInterval: heartbeatThrottle,
 		})

@@ -5,14 +5,18 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
+	enums "go.temporal.io/api/enums/v1"
 
 	"github.com/porch-pipelines/porch/compiler"
 	"github.com/porch-pipelines/porch/compiler/plan"
 	"github.com/porch-pipelines/porch/compute"
+	"github.com/porch-pipelines/porch/quota"
 	"github.com/porch-pipelines/porch/workflows"
 )
 
@@ -52,6 +56,7 @@ func (a *app) computeCommand() *cobra.Command {
 							args[0], sess.settings.Address)
 					}
 					a.fields(computeFields(c, &cat))
+					a.fields(a.computeLive(ctx, sess, c))
 					return nil
 				})
 			}),
@@ -283,4 +288,40 @@ func typeNames(ts []plan.InstanceType) string {
 		noun = "instance type"
 	}
 	return fmt.Sprintf("%d %s: %s", len(ts), noun, strings.Join(names, ", "))
+}
+
+// computeLive are the lines of `porch compute show` read from the server
+// rather than the catalogue: the nodes polling the compute's task queue
+// (porch worker --compute NAME, named by --node) and the compute's and its
+// size's quotas.
+func (a *app) computeLive(ctx context.Context, sess *session, c plan.Compute) [][2]string {
+	var f [][2]string
+	nodes := "none: start one with `porch worker --compute " + c.Name + "`"
+	resp, err := sess.client.DescribeTaskQueue(ctx, plan.TaskQueue(c.Name), enums.TASK_QUEUE_TYPE_ACTIVITY)
+	if err != nil {
+		nodes = "unknown: " + err.Error()
+	} else if pollers := resp.GetPollers(); len(pollers) > 0 {
+		var names []string
+		for _, p := range pollers {
+			seen := time.Since(p.GetLastAccessTime().AsTime()).Round(time.Second)
+			names = append(names, fmt.Sprintf("%s (polled %s ago)", p.GetIdentity(), seen))
+		}
+		sort.Strings(names)
+		nodes = fmt.Sprintf("%d: %s", len(names), strings.Join(names, ", "))
+	}
+	f = append(f, [2]string{"nodes", nodes})
+	pools := []quota.Pool{{Kind: quota.Compute, Name: c.Name}}
+	if c.Size != "" {
+		pools = append(pools, quota.Pool{Kind: quota.Size, Name: c.Size})
+	}
+	for _, p := range pools {
+		if q, ok, err := workflows.GetQuota(ctx, sess.client, p); err == nil && ok {
+			line := q.Describe()
+			if n := len(q.Waiters); n > 0 {
+				line += fmt.Sprintf(", %d waiting", n)
+			}
+			f = append(f, [2]string{"quota (" + string(p.Kind) + ")", line})
+		}
+	}
+	return f
 }
