@@ -25,7 +25,7 @@ else
   echo "setup-namespace: namespace $namespace created (retention $retention)"
 fi
 
-# porch's search attributes (workflows.SearchAttributes; deploy_test.go keeps
+# porch's search attributes (workflows.SearchAttributes; compose_test.go keeps
 # this list in step with it).
 existing=$(temporal operator search-attribute list --address "$address" -n "$namespace")
 for name in PorchCompute PorchExperiment PorchPipeline PorchRun PorchStep PorchStepType; do
