@@ -2,6 +2,8 @@ package deploy
 
 import (
 	"bufio"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -82,7 +84,9 @@ func TestComposeFile(t *testing.T) {
 	for _, name := range sortedKeys(c.Services) {
 		s := c.Services[name]
 		where := "docker-compose.yml: service " + name
-		checkImagePinned(t, where, s.Image)
+		if err := imagePinned(s.Image); err != nil {
+			t.Errorf("%s: %v", where, err)
+		}
 		for _, dep := range sortedKeys(s.DependsOn) {
 			target, ok := c.Services[dep]
 			cond := s.DependsOn[dep].Condition
@@ -129,20 +133,22 @@ func checkPorchService(t *testing.T, where string, s composeService) {
 	}
 }
 
-// checkImagePinned refuses an image without a tag or with latest; a tag
-// given by a variable must have a default.
-func checkImagePinned(t *testing.T, where, image string) {
+// imagePinned says why an image reference is not pinned to a tag: none,
+// latest, or a variable without a default. A tag from a variable counts
+// when the variable's default is a tag.
+func imagePinned(image string) error {
 	if image == "" {
-		t.Errorf("%s has no image", where)
-		return
+		return errors.New("no image")
 	}
-	tag := image[strings.LastIndex(image, ":")+1:]
-	if m := interpolation.FindStringSubmatch(tag); m != nil {
-		tag = m[3]
+	ref := withDefaults(image)
+	tag := ""
+	if i := strings.LastIndex(ref, ":"); i > strings.LastIndex(ref, "/") {
+		tag = ref[i+1:]
 	}
-	if !strings.Contains(image, ":") || tag == "" || tag == "latest" {
-		t.Errorf("%s: image %q is not pinned to a tag", where, image)
+	if tag == "" || tag == "latest" {
+		return fmt.Errorf("image %q is not pinned to a tag", image)
 	}
+	return nil
 }
 
 // checkComposeVolume checks a volume: a named volume is declared, a bind
@@ -215,5 +221,23 @@ func TestComposeSearchAttributes(t *testing.T) {
 	sort.Strings(got)
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("%s registers %q; porch's search attributes are %q", script, got, want)
+	}
+}
+
+func TestImagePinned(t *testing.T) {
+	for image, pinned := range map[string]bool{
+		"postgres:16":                    true,
+		"porch:${PORCH_VERSION:-dev}":    true,
+		"localhost:5000/porch:v1":        true,
+		"porch:${PORCH_VERSION:-}":       false,
+		"porch:${PORCH_VERSION}":         false,
+		"porch:${PORCH_VERSION:-latest}": false,
+		"postgres":                       false,
+		"temporalio/ui:latest":           false,
+		"localhost:5000/porch":           false,
+	} {
+		if err := imagePinned(image); (err == nil) != pinned {
+			t.Errorf("imagePinned(%q) = %v; want pinned %v", image, err, pinned)
+		}
 	}
 }

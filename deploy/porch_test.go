@@ -111,9 +111,23 @@ func readsEnv(t *testing.T, name string) bool {
 // secretName matches environment variables that hold credentials.
 var secretName = regexp.MustCompile(`(?i)(secret|password|passwd|token|access_key|_pwd$)`)
 
-// interpolation is a whole-value compose variable: ${NAME}, ${NAME:-default}
-// or ${NAME:?message}.
-var interpolation = regexp.MustCompile(`^\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-?])([^}]*))?\}$`)
+// variable is a compose variable: ${NAME}, ${NAME:-default} or
+// ${NAME:?message}.
+var variable = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-?])([^}]*))?\}`)
+
+// interpolation is a value that is one compose variable and nothing else.
+var interpolation = regexp.MustCompile(`^` + variable.String() + `$`)
+
+// withDefaults is s as compose reads it with every variable unset:
+// ${NAME:-default} is its default, any other variable is empty.
+func withDefaults(s string) string {
+	return variable.ReplaceAllStringFunc(s, func(v string) string {
+		if m := variable.FindStringSubmatch(v); strings.HasSuffix(m[2], "-") {
+			return m[3]
+		}
+		return ""
+	})
+}
 
 func TestWorkerQueues(t *testing.T) {
 	for _, tc := range []struct {

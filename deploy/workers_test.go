@@ -88,8 +88,8 @@ func (m *manifests) checkDeployment(t *testing.T, d *appsv1.Deployment) {
 		t.Errorf("%s: Deployment %q: args %q do not start `porch worker`", where, d.Name, c.Args)
 	}
 	checkPorchArgs(t, where+": Deployment "+d.Name, c.Args)
-	if !strings.Contains(c.Image, ":") || strings.HasSuffix(c.Image, ":latest") {
-		t.Errorf("%s: Deployment %q: image %q is not pinned to a tag", where, d.Name, c.Image)
+	if err := imagePinned(c.Image); err != nil {
+		t.Errorf("%s: Deployment %q: %v", where, d.Name, err)
 	}
 	checkResources(t, where, d.Name, c.Resources)
 	for _, e := range c.Env {
