@@ -41,15 +41,16 @@ func (w *stepWatcher) snapshot(ctx context.Context, id string) ([]workflows.Step
 	out := make([]workflows.StepState, 0, len(steps))
 	for _, s := range steps {
 		if s.Status != workflows.StatusWaiting && s.Status != workflows.StatusSkipped {
-			if s.Claims && s.Status == workflows.StatusRunning {
-				s.Detail = w.quotaDetail(ctx, s)
-			}
-			switch {
-			case s.Detail != "":
-			case s.Type == plan.StepParallel:
+			switch s.Type {
+			case plan.StepParallel:
 				s.Detail = w.parallelDetail(ctx, s)
-			case s.Type == plan.StepSweep:
+			case plan.StepSweep:
 				s.Detail = w.sweepDetail(ctx, s)
+			}
+			if s.Claims && s.Status == workflows.StatusRunning {
+				if wait := w.quotaDetail(ctx, s); wait != "" {
+					s.Detail = wait
+				}
 			}
 		}
 		out = append(out, s)
