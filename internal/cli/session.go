@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/porch-pipelines/porch/activities"
+	"github.com/porch-pipelines/porch/activities/objectstore"
 	"github.com/porch-pipelines/porch/compiler/plan"
 	"github.com/porch-pipelines/porch/internal/devserver"
 	"github.com/porch-pipelines/porch/worker"
@@ -35,6 +36,10 @@ type session struct {
 	// stores are the server's registered datastores, read once (paths).
 	stores     []plan.Datastore
 	storesRead bool
+	// objectStores are the s3 datastores opened to read logs, by name.
+	objectStores map[string]*objectstore.Store
+	// runStores are runs' default datastores, read once (runDatastore).
+	runStores map[string]string
 }
 
 // pathMapper maps a data URI to where it is on this host.
@@ -48,9 +53,9 @@ func homePaths(home string) pathMapper {
 // storesTimeout bounds reading the server's datastores to show paths.
 const storesTimeout = 3 * time.Second
 
-// paths maps data URIs through the server's registered datastores (read
-// once; none when they cannot be read), else to folders under the home.
-func (s *session) paths(ctx context.Context) pathMapper {
+// datastores are the server's registered datastores, read once; none when
+// they cannot be read.
+func (s *session) datastores(ctx context.Context) []plan.Datastore {
 	if !s.storesRead && s.client != nil {
 		s.storesRead = true
 		ctx, cancel := context.WithTimeout(ctx, storesTimeout)
@@ -59,8 +64,36 @@ func (s *session) paths(ctx context.Context) pathMapper {
 			s.stores = cat.Datastores
 		}
 	}
-	home, stores := s.settings.Home, s.stores
+	return s.stores
+}
+
+// paths maps data URIs through the server's registered datastores, else
+// to folders under the home.
+func (s *session) paths(ctx context.Context) pathMapper {
+	home, stores := s.settings.Home, s.datastores(ctx)
 	return func(uri string) (string, error) { return activities.MapPath(home, stores, uri) }
+}
+
+// runDatastore is the default datastore a run was submitted with; ""
+// (the default) when it cannot be read. A step that failed reports no
+// outputs, so its folders are found from it.
+func (s *session) runDatastore(ctx context.Context, runID string) string {
+	if s.runStores == nil {
+		s.runStores = map[string]string{}
+	}
+	if ds, ok := s.runStores[runID]; ok {
+		return ds
+	}
+	ctx, cancel := context.WithTimeout(ctx, storesTimeout)
+	defer cancel()
+	settings, _ := workflows.RunSettings(ctx, s.client, runID)
+	s.runStores[runID] = settings.DefaultDatastore
+	return settings.DefaultDatastore
+}
+
+// logs finds steps' logs through the server's registered datastores.
+func (s *session) logs(ctx context.Context) logLocator {
+	return logLocator{home: s.settings.Home, stores: s.datastores(ctx)}
 }
 
 // embedded says whether porch started the server and stops it at the end.
