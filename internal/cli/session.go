@@ -40,6 +40,18 @@ type session struct {
 	objectStores map[string]*objectstore.Store
 	// runStores are runs' default datastores, read once (runDatastore).
 	runStores map[string]string
+	// catalog is the client of the server whose catalogue an embedded
+	// run uses (a running porch dev's); nil means client's own.
+	catalog client.Client
+}
+
+// catalogClient is the client of the server whose catalogue this session
+// uses.
+func (s *session) catalogClient() client.Client {
+	if s.catalog != nil {
+		return s.catalog
+	}
+	return s.client
 }
 
 // pathMapper maps a data URI to where it is on this host.
@@ -60,8 +72,8 @@ func (s *session) datastores(ctx context.Context) []plan.Datastore {
 		s.storesRead = true
 		ctx, cancel := context.WithTimeout(ctx, storesTimeout)
 		defer cancel()
-		if cat, err := workflows.GetCatalog(ctx, s.client); err == nil {
-			s.stores = cat.Datastores
+		if stores, err := worker.CatalogDatastores(s.catalogClient())(ctx); err == nil {
+			s.stores = stores
 		}
 	}
 	return s.stores
@@ -107,10 +119,14 @@ func (s *session) uiAddress() string {
 	return s.server.UIAddress()
 }
 
-// Close stops the worker, the client and the embedded server, in that order.
+// Close stops the worker, the clients and the embedded server, in that
+// order.
 func (s *session) Close() {
 	if s.worker != nil {
 		s.worker.Stop()
+	}
+	if s.catalog != nil {
+		s.catalog.Close()
 	}
 	if s.client != nil {
 		s.client.Close()
@@ -171,8 +187,11 @@ func dialClient(ctx context.Context, s settings, logger sdklog.Logger) (client.C
 }
 
 // startEmbedded starts a scratch server on a free port and a worker that
-// runs workflows and serves the default queue and computes.
-func (a *app) startEmbedded(ctx context.Context, s settings, computes []string) (*session, error) {
+// runs workflows and serves the default queue and computes. When the
+// compiler would read a server's catalogue (a running porch dev, see
+// serverSettings), the worker reads that catalogue's datastores, so the
+// run's data lands where the server's datastores say.
+func (a *app) startEmbedded(ctx context.Context, s settings, computes []string, catalog serverFlags) (*session, error) {
 	serverLog, err := openLog(s.Home, "server.log")
 	if err != nil {
 		return nil, err
@@ -199,7 +218,15 @@ func (a *app) startEmbedded(ctx context.Context, s settings, computes []string) 
 		sess.Close()
 		return nil, err
 	}
-	sess.worker, err = worker.Start(sess.client, worker.Options{Home: s.Home, Computes: computes, Workflows: true})
+	if cs, err := a.serverSettings(catalog); err == nil {
+		// Without it, the run goes on with the embedded server's empty
+		// catalogue, as the compiler does.
+		if c, err := dialClient(ctx, cs, sdkLogger(clientLog, slog.LevelWarn)); err == nil {
+			sess.catalog = c
+		}
+	}
+	sess.worker, err = worker.Start(sess.client, worker.Options{Home: s.Home, Computes: computes, Workflows: true,
+		Datastores: worker.CatalogDatastores(sess.catalogClient())})
 	if err != nil {
 		sess.Close()
 		return nil, fmt.Errorf("start the worker: %v", err)
