@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/minio/minio-go/v7"
+	"github.com/minio/minio-go/v7/pkg/credentials"
 
 	"github.com/porch-pipelines/porch/activities/objectstore/s3test"
 	"github.com/porch-pipelines/porch/internal/cli"
@@ -50,6 +54,7 @@ func TestScripts(t *testing.T) {
 			"devaddr":    cmdDevAddr,
 			"pidgone":    cmdPidGone,
 			"s3bucket":   cmdS3Bucket,
+			"s3cat":      cmdS3Cat,
 		},
 	})
 }
@@ -143,6 +148,30 @@ func cmdS3Bucket(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Setenv("S3_BUCKET", bucket)
 	ts.Setenv("AWS_ACCESS_KEY_ID", srv.AccessKey)
 	ts.Setenv("AWS_SECRET_ACCESS_KEY", srv.SecretKey)
+}
+
+// cmdS3Cat prints an object of the bucket s3bucket made to stdout, for cmp
+// and stdout to check: s3cat KEY.
+func cmdS3Cat(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: s3cat KEY")
+	}
+	endpoint, ok := strings.CutPrefix(ts.Getenv("S3_ENDPOINT"), "http://")
+	if !ok {
+		ts.Fatalf("s3cat: no S3_ENDPOINT: run s3bucket first")
+	}
+	c, err := minio.New(endpoint, &minio.Options{
+		Creds: credentials.NewStaticV4(ts.Getenv("AWS_ACCESS_KEY_ID"), ts.Getenv("AWS_SECRET_ACCESS_KEY"), ""),
+	})
+	ts.Check(err)
+	obj, err := c.GetObject(context.Background(), ts.Getenv("S3_BUCKET"), args[0], minio.GetObjectOptions{})
+	ts.Check(err)
+	defer obj.Close()
+	data, err := io.ReadAll(obj)
+	if err != nil {
+		ts.Fatalf("s3cat %s: %v", args[0], err)
+	}
+	ts.Stdout().Write(data)
 }
 
 // cmdPidGone checks that the process whose id is in FILE has exited (a
