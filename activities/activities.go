@@ -162,17 +162,29 @@ func (a *Activities) RunCommand(ctx context.Context, in RunCommandInput) (RunCom
 	stopBeats := a.beatWhile(ctx, func() any { return loggedBytes(specs) })
 	out := runAll(runCtx, specs, a.killGrace())
 	stopBeats()
-	if err := r.outcome(ctx, runCtx, procs, specs, out); err != nil {
-		return RunCommandResult{}, err
+	err = r.outcome(ctx, runCtx, procs, specs, out)
+	if err == nil {
+		err = a.uploadOutputs(ctx, r, b.uploads)
 	}
-	stopUp := a.beatWhile(ctx, func() any { return "uploading outputs" })
-	err = a.commitUploads(ctx, in.StepPath, b.uploads)
-	stopUp()
+	// The logs go to the object store after the step's last line is
+	// written, whether it succeeded or not.
+	a.uploadLogs(ctx, in.StepPath, f)
 	if err != nil {
-		_ = appendLog(r.mainLog(), "porch: "+err.Error())
 		return RunCommandResult{}, err
 	}
 	return RunCommandResult{WorkDir: f.work, LogDir: f.artifacts, Outputs: b.outputs, Attempt: attempt}, nil
+}
+
+// uploadOutputs copies a succeeded step's outputs on s3 datastores, and
+// ends the step's log with the reason when that fails.
+func (a *Activities) uploadOutputs(ctx context.Context, r stepRun, ups []upload) error {
+	stop := a.beatWhile(ctx, func() any { return "uploading outputs" })
+	err := a.commitUploads(ctx, r.in.StepPath, ups)
+	stop()
+	if err != nil {
+		_ = appendLog(r.mainLog(), "porch: "+err.Error())
+	}
+	return err
 }
 
 // limitContext enforces the step's limits.timeout, when it has one.

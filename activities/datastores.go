@@ -113,3 +113,19 @@ func splitDatastoreURI(uri string) (name, rest string, ok bool) {
 	}
 	return name, rest, ok && name != "" && !strings.Contains(name, "/")
 }
+
+// S3Location says whether uri is on one of stores that is an s3 datastore:
+// which one, and the path inside it. The CLI uses it to read what workers
+// copied there.
+func S3Location(stores []plan.Datastore, uri string) (plan.Datastore, string, bool) {
+	name, rest, ok := splitDatastoreURI(uri)
+	if !ok {
+		return plan.Datastore{}, "", false
+	}
+	for _, d := range stores {
+		if d.Name == name && d.Type == plan.DatastoreS3 {
+			return d, rest, true
+		}
+	}
+	return plan.Datastore{}, "", false
+}

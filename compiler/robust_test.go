@@ -12,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/porch-pipelines/porch/compiler/plan"
 )
 
 // chainYAML is a pipeline of n steps, each consuming the previous one's output.
@@ -63,6 +65,12 @@ func BenchmarkCompileChain400(b *testing.B) {
 	}
 }
 
+// samplesCatalog is what samples/datastores registers (its data.yml): the
+// samples compile as on a server where it is registered.
+var samplesCatalog = &plan.Catalog{Data: []plan.DataAsset{
+	{Name: "words", Version: "1", Type: "uri_folder", Path: "/samples/datastores/words"},
+}}
+
 // TestSamples compiles every pipeline under ../samples, when there is one.
 func TestSamples(t *testing.T) {
 	dir := filepath.Join("..", "samples")
@@ -71,7 +79,7 @@ func TestSamples(t *testing.T) {
 	}
 	files := pipelineFiles(t, dir)
 	for _, f := range files {
-		_, diags := Compile(f, Options{})
+		_, diags := Compile(f, Options{Catalog: samplesCatalog})
 		if isPipelineComponent(t, f) && onlyMissingInputs(diags) {
 			// A pipeline component whose inputs have no defaults is
 			// meant to be used by a pipeline, not run alone.

@@ -47,6 +47,18 @@ type Options struct {
 	// Node names this worker in parallel steps' logs and resource
 	// monitors; "" means <hostname>-<pid>.
 	Node string
+	// Datastores reads the registered datastores; nil means the catalogue
+	// of the server the worker's client is connected to. An embedded
+	// `porch run` gives the catalogue of the running `porch dev`.
+	Datastores func(ctx context.Context) ([]plan.Datastore, error)
+}
+
+// CatalogDatastores reads the datastores of the catalogue on c's server.
+func CatalogDatastores(c client.Client) func(ctx context.Context) ([]plan.Datastore, error) {
+	return func(ctx context.Context) ([]plan.Datastore, error) {
+		cat, err := workflows.GetCatalog(ctx, c)
+		return cat.Datastores, err
+	}
 }
 
 // Worker is a set of started SDK workers, one per task queue.
@@ -79,13 +91,16 @@ func Start(c client.Client, opts Options) (*Worker, error) {
 	if opts.Python == "" {
 		opts.Python = os.Getenv("PORCH_PYTHON")
 	}
+	datastores := opts.Datastores
+	if datastores == nil {
+		datastores = CatalogDatastores(c)
+	}
 	acts := &activities.Activities{
 		Home: opts.Home, HeartbeatInterval: heartbeatThrottle, Python: opts.Python, Node: opts.Node,
 		Datastores: func(ctx context.Context) ([]plan.Datastore, error) {
 			ctx, cancel := context.WithTimeout(ctx, catalogTimeout)
 			defer cancel()
-			cat, err := workflows.GetCatalog(ctx, c)
-			return cat.Datastores, err
+			return datastores(ctx)
 		},
 	}
 	w := &Worker{acts: acts}

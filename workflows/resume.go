@@ -11,6 +11,8 @@ import (
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
+
+	"github.com/porch-pipelines/porch/compiler/plan"
 )
 
 // ErrRunning is returned when resuming a run that has not ended.
@@ -133,4 +135,12 @@ func succeededSteps(ctx context.Context, c client.Client, id, runID, prefix stri
 
 func completedID(ev *historypb.HistoryEvent) string {
 	return ev.GetChildWorkflowExecutionCompletedEventAttributes().GetWorkflowExecution().GetWorkflowId()
+}
+
+// RunSettings reads the settings a run was submitted with (its default
+// datastore, ...) from the start of its history: the CLI needs them to find
+// the folders of steps that failed before reporting their outputs.
+func RunSettings(ctx context.Context, c client.Client, runID string) (plan.Settings, error) {
+	in, err := startInput(ctx, c, runID, "")
+	return in.Settings, err
 }

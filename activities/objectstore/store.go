@@ -168,7 +168,10 @@ func (s *Store) wrap(err error, format string, args ...any) error {
 	what := fmt.Sprintf(format, args...)
 	var hint string
 	switch minio.ToErrorResponse(err).Code {
-	case "InvalidAccessKeyId", "SignatureDoesNotMatch", "InvalidToken", "InvalidTokenId", "InvalidClientTokenId", "ExpiredToken":
+	// XAdminUserNotFound is how the Versity S3 Gateway (v1.8.0) refuses an
+	// unknown access key.
+	case "InvalidAccessKeyId", "SignatureDoesNotMatch", "InvalidToken", "InvalidTokenId", "InvalidClientTokenId", "ExpiredToken",
+		"XAdminUserNotFound":
 		hint = ": the server refused this worker's credentials: check AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or the shared credentials file)"
 	case "AccessDenied":
 		hint = ": this worker's credentials may not do this: grant them read and write on the bucket and prefix"

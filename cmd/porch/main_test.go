@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,11 +16,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/minio/minio-go/v7"
+	"github.com/minio/minio-go/v7/pkg/credentials"
+
+	"github.com/porch-pipelines/porch/activities/objectstore/s3test"
 	"github.com/porch-pipelines/porch/internal/cli"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
 func TestMain(m *testing.M) {
+	// testscript.Main exits itself: the S3 server, if a script started one,
+	// dies with this process by its parent-death signal.
 	testscript.Main(m, map[string]func(){
 		"porch": func() {
 			os.Exit(cli.Run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
@@ -48,16 +55,22 @@ func TestScripts(t *testing.T) {
 			"devaddr":    cmdDevAddr,
 			"pidgone":    cmdPidGone,
 			"waitout":    cmdWaitOut,
+			"s3bucket":   cmdS3Bucket,
+			"s3cat":      cmdS3Cat,
 		},
 	})
 }
 
 // scriptCondition adds [pandas:PYTHON] to the scripts' conditions: PYTHON,
 // a path or a name on PATH, is a Python interpreter that imports pandas.
+// [s3] holds when the S3 server the tests use (s3test) is installed.
 func scriptCondition(cond string) (bool, error) {
+	if cond == "s3" {
+		return s3test.Binary() != "", nil
+	}
 	prog, ok := strings.CutPrefix(cond, "pandas:")
 	if !ok || prog == "" {
-		return false, fmt.Errorf("unknown condition %q: porch's scripts add only [pandas:PYTHON], e.g. [pandas:/usr/bin/python3]", cond)
+		return false, fmt.Errorf("unknown condition %q: porch's scripts add only [s3] and [pandas:PYTHON], e.g. [pandas:/usr/bin/python3]", cond)
 	}
 	v, _ := pandasCache.LoadOrStore(prog, sync.OnceValue(func() bool {
 		return exec.Command(prog, "-c", "import pandas").Run() == nil
@@ -142,6 +155,46 @@ func cmdDevAddr(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("porch dev did not write %s within %s", path, waitLimit)
 	}
 	ts.Setenv("DEV_ADDRESS", st.Address)
+}
+
+// cmdS3Bucket creates a bucket on the tests' S3 server (started once per
+// test process) and sets S3_ENDPOINT, S3_BUCKET, AWS_ACCESS_KEY_ID and
+// AWS_SECRET_ACCESS_KEY for the commands that follow: s3bucket. A script
+// skips first when there is no server: [!s3] skip.
+func cmdS3Bucket(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 0 {
+		ts.Fatalf("usage: s3bucket")
+	}
+	srv, bucket, err := s3test.NewBucket()
+	ts.Check(err)
+	ts.Setenv("S3_ENDPOINT", srv.Endpoint)
+	ts.Setenv("S3_BUCKET", bucket)
+	ts.Setenv("AWS_ACCESS_KEY_ID", srv.AccessKey)
+	ts.Setenv("AWS_SECRET_ACCESS_KEY", srv.SecretKey)
+}
+
+// cmdS3Cat prints an object of the bucket s3bucket made to stdout, for cmp
+// and stdout to check: s3cat KEY.
+func cmdS3Cat(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: s3cat KEY")
+	}
+	endpoint, ok := strings.CutPrefix(ts.Getenv("S3_ENDPOINT"), "http://")
+	if !ok {
+		ts.Fatalf("s3cat: no S3_ENDPOINT: run s3bucket first")
+	}
+	c, err := minio.New(endpoint, &minio.Options{
+		Creds: credentials.NewStaticV4(ts.Getenv("AWS_ACCESS_KEY_ID"), ts.Getenv("AWS_SECRET_ACCESS_KEY"), ""),
+	})
+	ts.Check(err)
+	obj, err := c.GetObject(context.Background(), ts.Getenv("S3_BUCKET"), args[0], minio.GetObjectOptions{})
+	ts.Check(err)
+	defer obj.Close()
+	data, err := io.ReadAll(obj)
+	if err != nil {
+		ts.Fatalf("s3cat %s: %v", args[0], err)
+	}
+	ts.Stdout().Write(data)
 }
 
 // cmdPidGone checks that the process whose id is in FILE has exited (a

@@ -2,9 +2,10 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
-	"os"
+	"io/fs"
 	"strings"
 	"time"
 
@@ -47,8 +48,10 @@ func (a *app) jobLogsCommand() *cobra.Command {
 // logFile is one step's log and how much of it was printed.
 type logFile struct {
 	step   workflows.StepState
-	path   string
+	log    stepLog
 	offset int64
+	// warned says a reason the log cannot be read was printed.
+	warned bool
 }
 
 // stepLogs prints the logs of the command steps of runID, or of step.
@@ -67,7 +70,7 @@ func (a *app) stepLogs(ctx context.Context, sess *session, runID, step string, f
 		// drains everything.
 		open := follow && a.runOpen(ctx, sess, runID)
 		for _, f := range files {
-			last = a.printNew(f, len(files) > 1, last)
+			last = a.printNew(ctx, sess, f, len(files) > 1, last)
 		}
 		if !open {
 			break
@@ -82,9 +85,14 @@ func (a *app) stepLogs(ctx context.Context, sess *session, runID, step string, f
 			files = mergeLogFiles(files, more)
 		}
 	}
-	if step != "" && len(files) == 1 && files[0].offset == 0 {
+	if step != "" && len(files) == 1 && files[0].offset == 0 && !files[0].warned {
 		f := files[0]
-		fmt.Fprintf(a.stderr, "porch: step %s (%s) has no log on this host: %s\n", f.step.Path, f.step.Status, f.path)
+		if f.log.store != nil {
+			fmt.Fprintf(a.stderr, "porch: step %s (%s) has no log in datastore %q yet, nor on this host: its worker copies it to %s when the step ends\n",
+				f.step.Path, f.step.Status, f.log.store.Name, f.log)
+		} else {
+			fmt.Fprintf(a.stderr, "porch: step %s (%s) has no log on this host: %s\n", f.step.Path, f.step.Status, f.log)
+		}
 	}
 	return nil
 }
@@ -99,6 +107,7 @@ func (a *app) logFiles(ctx context.Context, w *stepWatcher, sess *session, runID
 	}
 	var files []*logFile
 	var names []string
+	logs, datastore := sess.logs(ctx), sess.runDatastore(ctx, runID)
 	for _, s := range withTrials(ctx, sess, runID, steps) {
 		if s.Type != plan.StepCommand && s.Type != plan.StepParallel {
 			continue
@@ -107,7 +116,7 @@ func (a *app) logFiles(ctx context.Context, w *stepWatcher, sess *session, runID
 		if step != "" && s.Path != step && !strings.HasSuffix(s.Path, "/"+step) && !strings.HasPrefix(s.Path, step+"/trial-") {
 			continue
 		}
-		files = append(files, &logFile{step: s, path: stepLogFile(sess.paths(ctx), runID, "", s)})
+		files = append(files, &logFile{step: s, log: logs.find(runID, datastore, s)})
 	}
 	if step != "" && len(files) == 0 {
 		return nil, fmt.Errorf("run %s has no command or parallel step %q: its steps are %s", runID, step, strings.Join(names, ", "))
@@ -155,23 +164,25 @@ func mergeLogFiles(old, fresh []*logFile) []*logFile {
 
 // printNew prints what was appended to f since the last call, under a
 // header when several steps' logs interleave. It returns the step printed
-// last.
-func (a *app) printNew(f *logFile, headers bool, last string) string {
-	// A step that has not started has no log yet.
-	file, err := os.Open(f.path)
+// last. A log that cannot be read for another reason than not existing
+// yet is reported once.
+func (a *app) printNew(ctx context.Context, sess *session, f *logFile, headers bool, last string) string {
+	r, err := sess.openLog(ctx, f.log, f.offset)
 	if err != nil {
+		// A step that has not started has no log yet.
+		if !errors.Is(err, fs.ErrNotExist) && !f.warned {
+			f.warned = true
+			fmt.Fprintf(a.stderr, "porch: cannot read the log of step %s: %v\n", f.step.Path, err)
+		}
 		return last
 	}
-	defer file.Close()
-	if _, err := file.Seek(f.offset, io.SeekStart); err != nil {
-		return last
-	}
-	data, err := io.ReadAll(file)
+	defer r.Close()
+	data, err := io.ReadAll(r)
 	if len(data) == 0 || err != nil {
 		return last
 	}
 	if headers && last != f.step.Path {
-		fmt.Fprintf(a.stdout, "==> %s (%s) <==\n", f.step.Path, f.path)
+		fmt.Fprintf(a.stdout, "==> %s (%s) <==\n", f.step.Path, f.log)
 	}
 	a.stdout.Write(data)
 	f.offset += int64(len(data))

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"time"
 
 	"github.com/porch-pipelines/porch/activities"
@@ -29,7 +28,7 @@ func (a *app) report(ctx context.Context, sess *session, runID, datastore string
 		return silentExit(ExitFailure)
 	}
 	fmt.Fprintf(a.stderr, "porch: run %s failed after %s\n", runID, formatDuration(took))
-	for _, f := range collectFailures(ctx, sess.client, sess.paths(ctx), runID, datastore, out) {
+	for _, f := range collectFailures(ctx, sess.client, sess.logs(ctx), runID, datastore, out) {
 		a.printFailure(f)
 	}
 	return silentExit(ExitFailure)
@@ -116,7 +115,7 @@ func (a *app) printFailure(f stepFailure) {
 
 // collectFailures explains a failed run: its failed command steps with their
 // errors, stderr tails and logs, else its failed steps, else its error.
-func collectFailures(ctx context.Context, c client.Client, paths pathMapper, runID, datastore string, out watchOutcome) []stepFailure {
+func collectFailures(ctx context.Context, c client.Client, logs logLocator, runID, datastore string, out watchOutcome) []stepFailure {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), queryTimeout)
 	defer cancel()
 	var failures []stepFailure
@@ -125,12 +124,18 @@ func collectFailures(ctx context.Context, c client.Client, paths pathMapper, run
 			if s.Status != workflows.StatusFailed || (only && s.Type != plan.StepCommand && s.Type != plan.StepParallel) {
 				continue
 			}
-			f := stepFailure{path: s.Path, message: firstLine(s.Error), logFile: stepLogFile(paths, runID, datastore, s)}
+			log := logs.find(runID, datastore, s)
+			f := stepFailure{path: s.Path, message: firstLine(s.Error), logFile: log.String()}
 			if s.Type == plan.StepParallel {
 				f.tailLabel = "traceback"
 			}
 			if s.WorkflowID != "" && (s.Type == plan.StepCommand || s.Type == plan.StepParallel) {
 				fillFromError(&f, c.GetWorkflow(ctx, s.WorkflowID, "").Get(ctx, nil))
+			}
+			if log.store != nil {
+				// The failure names the log on its worker's host; the
+				// datastore copy is the one every machine reads.
+				f.logFile = log.String()
 			}
 			failures = append(failures, f)
 		}
@@ -178,35 +183,6 @@ func fillFromError(f *stepFailure, err error) {
 // cause, without the wrappers' context.
 func deepestMessage(err error) string {
 	return firstLine(workflows.ErrorMessage(err))
-}
-
-// stepLogFile is where a step's log is on this host: a command's
-// std_log.txt, a parallel step's processed_mini-batches.csv (one row per
-// attempt of a mini-batch).
-func stepLogFile(paths pathMapper, runID, datastore string, s workflows.StepState) string {
-	if s.Type != plan.StepCommand && s.Type != plan.StepParallel {
-		return ""
-	}
-	uri := ""
-	for _, o := range s.Outputs {
-		if o.Name == plan.ArtifactsOutput {
-			uri = o.URI
-		}
-	}
-	if uri == "" {
-		if datastore == "" {
-			datastore = plan.DefaultDatastore
-		}
-		uri = activities.StepArtifactsURI(datastore, runID, s.Path)
-	}
-	dir, err := paths(uri)
-	if err != nil {
-		return ""
-	}
-	if s.Type == plan.StepParallel {
-		return filepath.Join(dir, "logs", "sys", "job_report", "processed_mini-batches.csv")
-	}
-	return filepath.Join(dir, "user_logs", "std_log.txt")
 }
 
 // checkWorkers warns when no worker polls a task queue the plan needs: the

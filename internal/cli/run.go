@@ -95,7 +95,7 @@ func (a *app) runPipeline(ctx context.Context, file string, f runFlags) error {
 		return usageError("--detach needs a server that outlives porch, and none is configured: the embedded " +
 			"server stops when porch exits. Start one with `porch dev`, then pass --address or set " + envAddress)
 	}
-	sess, err := a.openRunSession(ctx, s, p)
+	sess, err := a.openRunSession(ctx, s, p, f.server)
 	if err != nil {
 		return err
 	}
@@ -124,10 +124,11 @@ func (a *app) runPipeline(ctx context.Context, file string, f runFlags) error {
 	return a.report(ctx, sess, runID, p.Settings.DefaultDatastore, time.Since(started), out)
 }
 
-// openRunSession connects to the configured server, or embeds one.
-func (a *app) openRunSession(ctx context.Context, s settings, p *plan.Plan) (*session, error) {
+// openRunSession connects to the configured server, or embeds one whose
+// worker uses the catalogue the run was compiled with (flags).
+func (a *app) openRunSession(ctx context.Context, s settings, p *plan.Plan, flags serverFlags) (*session, error) {
 	if s.Address == "" {
-		return a.startEmbedded(ctx, s, planComputes(p))
+		return a.startEmbedded(ctx, s, planComputes(p), flags)
 	}
 	sess, err := a.dial(ctx, s)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/porch-pipelines/porch/activities"
+	"github.com/porch-pipelines/porch/activities/objectstore"
 	"github.com/porch-pipelines/porch/compiler/plan"
 	"github.com/porch-pipelines/porch/internal/devserver"
 	"github.com/porch-pipelines/porch/worker"
@@ -35,6 +36,22 @@ type session struct {
 	// stores are the server's registered datastores, read once (paths).
 	stores     []plan.Datastore
 	storesRead bool
+	// objectStores are the s3 datastores opened to read logs, by name.
+	objectStores map[string]*objectstore.Store
+	// runStores are runs' default datastores, read once (runDatastore).
+	runStores map[string]string
+	// catalog is the client of the server whose catalogue an embedded
+	// run uses (a running porch dev's); nil means client's own.
+	catalog client.Client
+}
+
+// catalogClient is the client of the server whose catalogue this session
+// uses.
+func (s *session) catalogClient() client.Client {
+	if s.catalog != nil {
+		return s.catalog
+	}
+	return s.client
 }
 
 // pathMapper maps a data URI to where it is on this host.
@@ -48,19 +65,47 @@ func homePaths(home string) pathMapper {
 // storesTimeout bounds reading the server's datastores to show paths.
 const storesTimeout = 3 * time.Second
 
-// paths maps data URIs through the server's registered datastores (read
-// once; none when they cannot be read), else to folders under the home.
-func (s *session) paths(ctx context.Context) pathMapper {
+// datastores are the server's registered datastores, read once; none when
+// they cannot be read.
+func (s *session) datastores(ctx context.Context) []plan.Datastore {
 	if !s.storesRead && s.client != nil {
 		s.storesRead = true
 		ctx, cancel := context.WithTimeout(ctx, storesTimeout)
 		defer cancel()
-		if cat, err := workflows.GetCatalog(ctx, s.client); err == nil {
-			s.stores = cat.Datastores
+		if stores, err := worker.CatalogDatastores(s.catalogClient())(ctx); err == nil {
+			s.stores = stores
 		}
 	}
-	home, stores := s.settings.Home, s.stores
+	return s.stores
+}
+
+// paths maps data URIs through the server's registered datastores, else
+// to folders under the home.
+func (s *session) paths(ctx context.Context) pathMapper {
+	home, stores := s.settings.Home, s.datastores(ctx)
 	return func(uri string) (string, error) { return activities.MapPath(home, stores, uri) }
+}
+
+// runDatastore is the default datastore a run was submitted with; ""
+// (the default) when it cannot be read. A step that failed reports no
+// outputs, so its folders are found from it.
+func (s *session) runDatastore(ctx context.Context, runID string) string {
+	if s.runStores == nil {
+		s.runStores = map[string]string{}
+	}
+	if ds, ok := s.runStores[runID]; ok {
+		return ds
+	}
+	ctx, cancel := context.WithTimeout(ctx, storesTimeout)
+	defer cancel()
+	settings, _ := workflows.RunSettings(ctx, s.client, runID)
+	s.runStores[runID] = settings.DefaultDatastore
+	return settings.DefaultDatastore
+}
+
+// logs finds steps' logs through the server's registered datastores.
+func (s *session) logs(ctx context.Context) logLocator {
+	return logLocator{home: s.settings.Home, stores: s.datastores(ctx)}
 }
 
 // embedded says whether porch started the server and stops it at the end.
@@ -74,10 +119,14 @@ func (s *session) uiAddress() string {
 	return s.server.UIAddress()
 }
 
-// Close stops the worker, the client and the embedded server, in that order.
+// Close stops the worker, the clients and the embedded server, in that
+// order.
 func (s *session) Close() {
 	if s.worker != nil {
 		s.worker.Stop()
+	}
+	if s.catalog != nil {
+		s.catalog.Close()
 	}
 	if s.client != nil {
 		s.client.Close()
@@ -138,8 +187,11 @@ func dialClient(ctx context.Context, s settings, logger sdklog.Logger) (client.C
 }
 
 // startEmbedded starts a scratch server on a free port and a worker that
-// runs workflows and serves the default queue and computes.
-func (a *app) startEmbedded(ctx context.Context, s settings, computes []string) (*session, error) {
+// runs workflows and serves the default queue and computes. When the
+// compiler would read a server's catalogue (a running porch dev, see
+// serverSettings), the worker reads that catalogue's datastores, so the
+// run's data lands where the server's datastores say.
+func (a *app) startEmbedded(ctx context.Context, s settings, computes []string, catalog serverFlags) (*session, error) {
 	serverLog, err := openLog(s.Home, "server.log")
 	if err != nil {
 		return nil, err
@@ -166,7 +218,15 @@ func (a *app) startEmbedded(ctx context.Context, s settings, computes []string) 
 		sess.Close()
 		return nil, err
 	}
-	sess.worker, err = worker.Start(sess.client, worker.Options{Home: s.Home, Computes: computes, Workflows: true})
+	if cs, err := a.serverSettings(catalog); err == nil {
+		// Without it, the run goes on with the embedded server's empty
+		// catalogue, as the compiler does.
+		if c, err := dialClient(ctx, cs, sdkLogger(clientLog, slog.LevelWarn)); err == nil {
+			sess.catalog = c
+		}
+	}
+	sess.worker, err = worker.Start(sess.client, worker.Options{Home: s.Home, Computes: computes, Workflows: true,
+		Datastores: worker.CatalogDatastores(sess.catalogClient())})
 	if err != nil {
 		sess.Close()
 		return nil, fmt.Errorf("start the worker: %v", err)

@@ -55,7 +55,7 @@ func (a *app) watchExisting(ctx context.Context, sess *session, runID string, in
 	if desc, err := sess.client.DescribeWorkflowExecution(ctx, runID, ""); err == nil {
 		took = runTook(desc.GetWorkflowExecutionInfo())
 	}
-	return a.report(ctx, sess, runID, "", took, out)
+	return a.report(ctx, sess, runID, sess.runDatastore(ctx, runID), took, out)
 }
 
 // runTook is a closed run's duration, or how long it has been running.
@@ -88,7 +88,7 @@ func (a *app) showRun(ctx context.Context, sess *session, runID string, info *wo
 	case enums.WORKFLOW_EXECUTION_STATUS_RUNNING:
 	default:
 		out.err = sess.client.GetWorkflow(ctx, runID, "").Get(ctx, nil)
-		for _, f := range collectFailures(ctx, sess.client, sess.paths(ctx), runID, "", out) {
+		for _, f := range collectFailures(ctx, sess.client, sess.logs(ctx), runID, sess.runDatastore(ctx, runID), out) {
 			a.printFailure(f)
 		}
 	}

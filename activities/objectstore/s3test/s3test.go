@@ -1,5 +1,9 @@
-// Package s3test starts a real MinIO server on loopback for tests: one server
-// per test process, a fresh bucket per Start.
+// Package s3test starts a real S3-compatible server on loopback for tests:
+// one server per test process, a fresh bucket per Start.
+//
+// The server is MinIO by default; PORCH_S3_SERVER=versitygw runs the Versity
+// S3 Gateway (its posix backend) instead, to check porch against a second
+// implementation of the protocol.
 //
 // A package whose tests call Start stops the server at the end with
 //
@@ -14,6 +18,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -33,6 +38,17 @@ import (
 // InstallCommand builds the MinIO server these tests use.
 const InstallCommand = "go install github.com/minio/minio@v0.0.0-20260212201848-7aac2a2c5b7c"
 
+// VersityInstallCommand builds the Versity S3 Gateway, the server used when
+// PORCH_S3_SERVER=versitygw.
+const VersityInstallCommand = "go install github.com/versity/versitygw/cmd/versitygw@v1.8.0"
+
+// ServerEnv chooses the server: "minio" (the default) or "versitygw".
+const ServerEnv = "PORCH_S3_SERVER"
+
+// ErrNoServer is returned by NewBucket when the chosen server's binary is
+// not installed; its message says how to install it.
+var ErrNoServer = errors.New("no S3 server binary")
+
 var (
 	mu      sync.Mutex
 	running *server
@@ -40,48 +56,121 @@ var (
 	buckets atomic.Int64
 )
 
-// server is the MinIO process this test process started.
-type server struct {
-	cmd       *exec.Cmd
-	dir       string
-	endpoint  string
-	accessKey string
-	secretKey string
-	exited    chan struct{}
-	log       *bytes.Buffer
+// Server is a running S3 server: its endpoint URL and root credentials.
+type Server struct {
+	Endpoint, AccessKey, SecretKey string
 }
 
-// Start returns a MinIO server on loopback, started on the first call, and a
-// new empty bucket on it. It skips the test when no MinIO binary is found
-// ($PORCH_MINIO, minio on PATH, or $(go env GOPATH)/bin/minio), saying how
-// to install one.
+// server is the process this test process started.
+type server struct {
+	Server
+	cmd    *exec.Cmd
+	dir    string
+	exited chan struct{}
+	log    *bytes.Buffer
+}
+
+// kind is one S3 server porch's tests can start.
+type kind struct {
+	name    string
+	install string
+	// binEnv names the variable that gives the binary's path.
+	binEnv string
+	// command is the server's command line, serving dir on addr.
+	command func(bin, dir, addr string, ports []string, access, secret string) *exec.Cmd
+	// ports is how many free loopback ports command needs besides addr.
+	ports int
+}
+
+var kinds = map[string]kind{
+	"minio": {name: "minio", install: InstallCommand, binEnv: "PORCH_MINIO", ports: 1,
+		command: func(bin, dir, addr string, ports []string, access, secret string) *exec.Cmd {
+			cmd := exec.Command(bin, "server", filepath.Join(dir, "data"), "--address", addr,
+				"--console-address", ports[0], "--certs-dir", filepath.Join(dir, "certs"), "--quiet")
+			cmd.Env = append(os.Environ(), "MINIO_ROOT_USER="+access, "MINIO_ROOT_PASSWORD="+secret,
+				"MINIO_UPDATE=off", "MINIO_BROWSER=off")
+			return cmd
+		}},
+	"versitygw": {name: "versitygw", install: VersityInstallCommand, binEnv: "PORCH_VERSITYGW",
+		command: func(bin, dir, addr string, _ []string, access, secret string) *exec.Cmd {
+			data, meta := filepath.Join(dir, "data"), filepath.Join(dir, "meta")
+			// Object metadata goes to a sidecar folder: the temporary
+			// folder may not take extended attributes. A folder that cannot
+			// be made shows as the server's own error.
+			_ = os.MkdirAll(data, 0o755)
+			_ = os.MkdirAll(meta, 0o755)
+			cmd := exec.Command(bin, "--port", addr, "--quiet", "posix", "--sidecar", meta, data)
+			cmd.Env = append(os.Environ(), "ROOT_ACCESS_KEY_ID="+access, "ROOT_SECRET_ACCESS_KEY="+secret)
+			return cmd
+		}},
+}
+
+// chosen is the server PORCH_S3_SERVER names.
+func chosen() (kind, error) {
+	name := os.Getenv(ServerEnv)
+	if name == "" {
+		name = "minio"
+	}
+	k, ok := kinds[name]
+	if !ok {
+		return kind{}, fmt.Errorf("%s=%q: expected minio or versitygw", ServerEnv, name)
+	}
+	return k, nil
+}
+
+// Start returns a server on loopback, started on the first call, and a new
+// empty bucket on it. It skips the test when the chosen server's binary is
+// not found, saying how to install it.
 func Start(t testing.TB) (endpoint, accessKey, secretKey, bucket string) {
 	t.Helper()
-	bin := Binary()
+	srv, bucket, err := NewBucket()
+	if errors.Is(err, ErrNoServer) {
+		t.Skip(err.Error())
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv.Endpoint, srv.AccessKey, srv.SecretKey, bucket
+}
+
+// NewBucket is Start for callers without a testing.TB (testscript
+// commands): the server, started on the first call, and a new empty bucket.
+// The error wraps ErrNoServer when the binary is not installed.
+func NewBucket() (Server, string, error) {
+	k, err := chosen()
+	if err != nil {
+		return Server{}, "", err
+	}
+	bin := binary(k)
 	if bin == "" {
-		t.Skipf("no MinIO server: install it with %q (or set PORCH_MINIO to its path)", InstallCommand)
+		return Server{}, "", fmt.Errorf("%w: install %s with %q (or set %s to its path)", ErrNoServer, k.name, k.install, k.binEnv)
 	}
 	mu.Lock()
-	// Another process may take a free port before MinIO binds it: try again.
+	// Another process may take a free port before the server binds it: try
+	// again.
 	for try := 0; running == nil && try < 3; try++ {
-		running, failed = start(bin)
+		running, failed = start(k, bin)
 	}
 	srv, err := running, failed
 	mu.Unlock()
 	if err != nil {
-		t.Fatalf("start MinIO: %v", err)
+		return Server{}, "", fmt.Errorf("start %s: %v", k.name, err)
 	}
-	bucket = fmt.Sprintf("porch-test-%d", buckets.Add(1))
-	client, err := minio.New(srv.endpoint[len("http://"):], &minio.Options{
-		Creds: credentials.NewStaticV4(srv.accessKey, srv.secretKey, ""),
-	})
+	bucket := fmt.Sprintf("porch-test-%d", buckets.Add(1))
+	client, err := srv.client()
 	if err != nil {
-		t.Fatalf("MinIO client: %v", err)
+		return Server{}, "", fmt.Errorf("%s client: %v", k.name, err)
 	}
 	if err := client.MakeBucket(context.Background(), bucket, minio.MakeBucketOptions{}); err != nil {
-		t.Fatalf("create bucket %q on MinIO: %v", bucket, err)
+		return Server{}, "", fmt.Errorf("create bucket %q on %s: %v", bucket, k.name, err)
 	}
-	return srv.endpoint, srv.accessKey, srv.secretKey, bucket
+	return srv.Server, bucket, nil
+}
+
+func (s *server) client() (*minio.Client, error) {
+	return minio.New(s.Endpoint[len("http://"):], &minio.Options{
+		Creds: credentials.NewStaticV4(s.AccessKey, s.SecretKey, ""),
+	})
 }
 
 // Main runs the tests and then stops the server if one was started. Call it
@@ -105,49 +194,59 @@ func Stop() {
 	running = nil
 }
 
-// Binary is the MinIO server the tests run: $PORCH_MINIO, else minio on
-// PATH, else $(go env GOPATH)/bin/minio; "" when there is none.
+// Binary is the chosen server's binary (see binary); "" when there is none.
 func Binary() string {
-	if p := os.Getenv("PORCH_MINIO"); p != "" {
-		return p
-	}
-	if p, err := exec.LookPath("minio"); err == nil {
-		return p
-	}
-	return gopathMinio()
-}
-
-// gopathMinio is $(go env GOPATH)/bin/minio if it exists, asked of the go
-// command once per process.
-var gopathMinio = sync.OnceValue(func() string {
-	out, err := exec.Command("go", "env", "GOPATH").Output()
+	k, err := chosen()
 	if err != nil {
 		return ""
 	}
-	for _, dir := range filepath.SplitList(string(bytes.TrimSpace(out))) {
-		p := filepath.Join(dir, "bin", "minio")
+	return binary(k)
+}
+
+// binary is the server's binary: $<binEnv>, else its name on PATH, else
+// $(go env GOPATH)/bin/<name>; "" when there is none.
+func binary(k kind) string {
+	if p := os.Getenv(k.binEnv); p != "" {
+		return p
+	}
+	if p, err := exec.LookPath(k.name); err == nil {
+		return p
+	}
+	return gopathBin(k.name)
+}
+
+// gopathBin is $(go env GOPATH)/bin/name if it exists; GOPATH is asked of
+// the go command once per process.
+func gopathBin(name string) string {
+	for _, dir := range filepath.SplitList(gopath()) {
+		p := filepath.Join(dir, "bin", name)
 		if info, err := os.Stat(p); err == nil && !info.IsDir() {
 			return p
 		}
 	}
 	return ""
+}
+
+var gopath = sync.OnceValue(func() string {
+	out, err := exec.Command("go", "env", "GOPATH").Output()
+	if err != nil {
+		return ""
+	}
+	return string(bytes.TrimSpace(out))
 })
 
-// start launches MinIO on free loopback ports with random root credentials
-// and waits until it is live.
-func start(bin string) (*server, error) {
-	dir, err := os.MkdirTemp("", "porch-minio-")
+// start launches the server on free loopback ports with random root
+// credentials and waits until it serves requests.
+func start(k kind, bin string) (*server, error) {
+	dir, err := os.MkdirTemp("", "porch-"+k.name+"-")
 	if err != nil {
 		return nil, err
 	}
-	srv := &server{dir: dir, accessKey: "porch" + random(6), secretKey: random(20), exited: make(chan struct{}), log: &bytes.Buffer{}}
-	ports := freePorts(2)
-	addr, console := ports[0], ports[1]
-	srv.endpoint = "http://" + addr
-	srv.cmd = exec.Command(bin, "server", filepath.Join(dir, "data"), "--address", addr,
-		"--console-address", console, "--certs-dir", filepath.Join(dir, "certs"), "--quiet")
-	srv.cmd.Env = append(os.Environ(), "MINIO_ROOT_USER="+srv.accessKey, "MINIO_ROOT_PASSWORD="+srv.secretKey,
-		"MINIO_UPDATE=off", "MINIO_BROWSER=off")
+	srv := &server{dir: dir, exited: make(chan struct{}), log: &bytes.Buffer{},
+		Server: Server{AccessKey: "porch" + random(6), SecretKey: random(20)}}
+	ports := freePorts(1 + k.ports)
+	srv.Endpoint = "http://" + ports[0]
+	srv.cmd = k.command(bin, dir, ports[0], ports[1:], srv.AccessKey, srv.SecretKey)
 	srv.cmd.Stdout, srv.cmd.Stderr = srv.log, srv.log
 	// The server dies with the test process even when TestMain does not stop it.
 	srv.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
@@ -159,7 +258,7 @@ func start(bin string) (*server, error) {
 		_ = srv.cmd.Wait()
 		close(srv.exited)
 	}()
-	if err := srv.waitLive(); err != nil {
+	if err := srv.waitLive(k.name); err != nil {
 		_ = srv.cmd.Process.Kill()
 		<-srv.exited
 		os.RemoveAll(dir)
@@ -168,38 +267,50 @@ func start(bin string) (*server, error) {
 	return srv, nil
 }
 
-// waitLive polls MinIO until it serves requests, exits, or a minute passes.
-// /minio/health/live answers 200 as soon as the HTTP server is up, before
-// storage and IAM are (a bucket created then, or a key checked then, is
-// refused with "not initialized"); /minio/health/cluster answers 200 only
-// once all three are.
-func (s *server) waitLive() error {
+// waitLive polls the server until it answers a signed request (a bucket
+// listing), exits, or a minute passes. MinIO answers its health endpoints
+// before its storage and IAM are ready (a bucket created then is refused
+// with "not initialized"); a signed listing works only once both are, on
+// any server.
+func (s *server) waitLive(name string) error {
+	client, err := s.client()
+	if err != nil {
+		return err
+	}
+	client.SetAppInfo("porch-s3test", "1")
+	probe := &http.Client{Timeout: 2 * time.Second}
 	deadline := time.After(time.Minute)
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
-	client := &http.Client{Timeout: 2 * time.Second}
 	for {
-		if ok(client, s.endpoint+"/minio/health/live") && ok(client, s.endpoint+"/minio/health/cluster") {
-			return nil
+		if listening(probe, s.Endpoint) {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			_, err := client.ListBuckets(ctx)
+			cancel()
+			if err == nil {
+				return nil
+			}
 		}
 		select {
 		case <-s.exited:
-			return fmt.Errorf("minio exited before it was live")
+			return fmt.Errorf("%s exited before it served requests", name)
 		case <-deadline:
-			return fmt.Errorf("minio at %s not live after a minute", s.endpoint)
+			return fmt.Errorf("%s at %s did not serve requests within a minute", name, s.Endpoint)
 		case <-tick.C:
 		}
 	}
 }
 
-// ok says whether a GET of url answers 200.
-func ok(client *http.Client, url string) bool {
+// listening says whether an HTTP server answers at url, whatever its status:
+// minio-go retries a refused connection for seconds, so it is asked only
+// once something listens.
+func listening(client *http.Client, url string) bool {
 	resp, err := client.Get(url)
 	if err != nil {
 		return false
 	}
 	resp.Body.Close()
-	return resp.StatusCode == http.StatusOK
+	return true
 }
 
 // freePorts returns n distinct loopback addresses no one listens on right
