@@ -177,7 +177,7 @@ func (c treeCopy) copyTree(src, dst string) error {
 		case d.IsDir() && p == c.skip:
 			return fs.SkipDir
 		case d.Type()&fs.ModeSymlink != 0 && c.follow:
-			err = c.copyLinked(p, filepath.Join(dst, rel))
+			err = copyLinked(p, filepath.Join(dst, rel))
 		default:
 			err = copyEntry(p, d, filepath.Join(dst, rel))
 		}
@@ -211,7 +211,7 @@ func copyEntry(src string, d fs.DirEntry, dst string) error {
 }
 
 // copyLinked copies the file the link src names to dst.
-func (c treeCopy) copyLinked(src, dst string) error {
+func copyLinked(src, dst string) error {
 	info, err := os.Stat(src)
 	switch {
 	case err != nil:

@@ -105,6 +105,14 @@ func TestFSStatAndReadDir(t *testing.T) {
 	_, err = fs.ReadDir(fsys, "in/a.txt")
 	require.Error(t, err, "an object is no folder")
 	assert.NotErrorIs(t, err, fs.ErrNotExist)
+
+	def := s.def
+	def.Prefix = "/data/./"
+	messy, err := Open(def)
+	require.NoError(t, err)
+	info, err = fs.Stat(messy.FS(ctx), "in/a.txt")
+	require.NoError(t, err, "FS cleans the prefix as Key does")
+	assert.Equal(t, int64(10), info.Size())
 }
 
 // TestGetRange reads only the bytes asked for, and a range past the end of
