@@ -90,7 +90,9 @@ func (a *Activities) bind(ctx context.Context, in RunCommandInput, f stepFolders
 }
 
 // inputValue is what one input renders as, and whether it is set. Data on
-// an s3 datastore is downloaded into the working folder work.
+// an s3 datastore is downloaded into the working folder work; local data is
+// read in place, or copied there when its mode is download. Without a
+// working folder (a parallel step's planner) local data is read in place.
 func (a *Activities) inputValue(ctx context.Context, step string, inp plan.Input, work string) (string, bool, error) {
 	switch inp.Value.Kind {
 	case plan.ValueLiteral:
@@ -117,9 +119,49 @@ func (a *Activities) inputValue(ctx context.Context, step string, inp plan.Input
 		if err != nil {
 			return "", false, fmt.Errorf("step %q: input %q: %w", step, inp.Name, err)
 		}
-		return p, true, nil
+		if work == "" {
+			return p, true, nil
+		}
+		mode, err := inputMode(step, inp)
+		switch {
+		case err != nil:
+			return "", false, err
+		case mode != readDownload:
+			return p, true, nil
+		}
+		dst, err := a.copyInput(step, inp.Name, p, work)
+		return dst, err == nil, err
 	}
 	return "", false, invalidStep("step %q: input %q has an unresolved value of kind %q: the workflow must resolve it to a literal, data or none", step, inp.Name, inp.Value.Kind)
+}
+
+// copyInput copies the local file or folder src of a download input into
+// the working folder work, at .porch-inputs/<input> as on s3, and returns
+// the copy's path. What the step does to its copy leaves src alone.
+func (a *Activities) copyInput(step, name, src, work string) (string, error) {
+	dst := filepath.Join(work, ".porch-inputs", name)
+	if err := os.RemoveAll(dst); err != nil {
+		return "", fmt.Errorf("step %q: input %q: clear the earlier copy: %w", step, name, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return "", fmt.Errorf("step %q: input %q: %w", step, name, err)
+	}
+	// The input itself may be a link (a folder on a mounted disk): its
+	// target is what is copied.
+	from, err := filepath.EvalSymlinks(src)
+	if err != nil {
+		return "", fmt.Errorf("step %q: input %q: %w", step, name, err)
+	}
+	copies := treeCopy{what: fmt.Sprintf("step %q: download input %q", step, name), skip: a.Home, follow: true}
+	err = copies.copyTree(from, dst)
+	var lerr *linkError
+	switch {
+	case errors.As(err, &lerr):
+		return "", invalidStep("%v, or read the input in place with mode ro_mount", err)
+	case err != nil:
+		return "", err
+	}
+	return dst, nil
 }
 
 // outputLocation maps one output to its local path and creates its folder

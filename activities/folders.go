@@ -128,8 +128,9 @@ func copyCode(code, home string, f stepFolders) error {
 	if err != nil {
 		return fmt.Errorf("read code %q: %w", code, err)
 	}
+	copies := treeCopy{what: "copy code", skip: home}
 	if !info.IsDir() {
-		return copyTree(code, filepath.Join(f.work, filepath.Base(code)), home)
+		return copies.copyTree(code, filepath.Join(f.work, filepath.Base(code)))
 	}
 	entries, err := os.ReadDir(code)
 	if err != nil {
@@ -140,78 +141,116 @@ func copyCode(code, home string, f stepFolders) error {
 		if e.IsDir() && (e.Name() == "outputs" || e.Name() == "logs") {
 			dst = filepath.Join(f.artifacts, e.Name())
 		}
-		if err := copyTree(filepath.Join(code, e.Name()), dst, home); err != nil {
+		if err := copies.copyTree(filepath.Join(code, e.Name()), dst); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// copyTree copies a file, symlink or folder to dst, keeping permissions.
-// Sockets, devices and pipes are skipped, and so is the folder skip.
-func copyTree(src, dst, skip string) error {
+// treeCopy is how copyTree copies.
+type treeCopy struct {
+	// what names the copy in errors: "copy code".
+	what string
+	// skip is a folder left out: the porch home, as copying the working
+	// folder into itself would never end.
+	skip string
+	// follow copies the file a symbolic link names rather than the link (a
+	// link to a folder is refused: links may loop). A copy that a step may
+	// change must hold no link back to its source.
+	follow bool
+}
+
+// copyTree copies a file, symlink or folder to dst, keeping permissions and
+// making the copy its owner's to change. Sockets, devices and pipes are
+// skipped. Files stream, however big.
+func (c treeCopy) copyTree(src, dst string) error {
 	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
-			return fmt.Errorf("copy code: %w", err)
+			return fmt.Errorf("%s: %w", c.what, err)
 		}
 		rel, err := filepath.Rel(src, p)
 		if err != nil {
-			return fmt.Errorf("copy code: %w", err)
+			return fmt.Errorf("%s: %w", c.what, err)
 		}
-		target := filepath.Join(dst, rel)
 		switch {
-		case d.IsDir() && p == skip:
+		case d.IsDir() && p == c.skip:
 			return fs.SkipDir
-		case d.IsDir():
-			return mkdirLike(p, target)
-		case d.Type()&fs.ModeSymlink != 0:
-			link, err := os.Readlink(p)
-			if err != nil {
-				return fmt.Errorf("copy code: %w", err)
-			}
-			if err := os.Symlink(link, target); err != nil {
-				return fmt.Errorf("copy code: %w", err)
-			}
-			return nil
-		case d.Type().IsRegular():
-			return copyFile(p, target)
+		case d.Type()&fs.ModeSymlink != 0 && c.follow:
+			err = copyLinked(p, filepath.Join(dst, rel))
+		default:
+			err = copyEntry(p, d, filepath.Join(dst, rel))
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", c.what, err)
 		}
 		return nil
 	})
 }
 
-func mkdirLike(src, dst string) error {
-	info, err := os.Stat(src)
-	if err != nil {
-		return fmt.Errorf("copy code: %w", err)
-	}
-	if err := os.MkdirAll(dst, info.Mode().Perm()|0o700); err != nil {
-		return fmt.Errorf("copy code: %w", err)
+// copyEntry copies one entry of a walk: a folder (its mode), a link (as a
+// link) or a regular file.
+func copyEntry(src string, d fs.DirEntry, dst string) error {
+	switch {
+	case d.IsDir():
+		info, err := os.Stat(src)
+		if err != nil {
+			return err
+		}
+		return os.MkdirAll(dst, info.Mode().Perm()|0o700)
+	case d.Type()&fs.ModeSymlink != 0:
+		link, err := os.Readlink(src)
+		if err != nil {
+			return err
+		}
+		return os.Symlink(link, dst)
+	case d.Type().IsRegular():
+		return copyFile(src, dst)
 	}
 	return nil
 }
 
+// copyLinked copies the file the link src names to dst.
+func copyLinked(src, dst string) error {
+	info, err := os.Stat(src)
+	switch {
+	case err != nil:
+		return &linkError{fmt.Sprintf("%s is a symbolic link to what cannot be read (%v): fix or remove the link", src, err)}
+	case info.IsDir():
+		return &linkError{fmt.Sprintf("%s is a symbolic link to a folder, which is not followed: put the folder in its place", src)}
+	case info.Mode().IsRegular():
+		return copyFile(src, dst)
+	}
+	return nil
+}
+
+// linkError is a symbolic link a copy does not follow: the user's to fix.
+type linkError struct{ msg string }
+
+func (e *linkError) Error() string { return e.msg }
+
 func copyFile(src, dst string) (err error) {
 	in, err := os.Open(src)
 	if err != nil {
-		return fmt.Errorf("copy code: %w", err)
+		return err
 	}
 	defer in.Close()
 	info, err := in.Stat()
 	if err != nil {
-		return fmt.Errorf("copy code: %w", err)
+		return err
 	}
 	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, info.Mode().Perm()|0o600)
 	if err != nil {
-		return fmt.Errorf("copy code: %w", err)
+		return err
 	}
 	defer func() {
 		if cerr := out.Close(); cerr != nil && err == nil {
-			err = fmt.Errorf("copy code: %w", cerr)
+			err = cerr
 		}
 	}()
-	if _, err := io.Copy(out, in); err != nil {
-		return fmt.Errorf("copy code: %w", err)
+	if err := out.Chmod(info.Mode().Perm() | 0o600); err != nil { // past the umask
+		return err
 	}
-	return nil
+	_, err = io.Copy(out, in)
+	return err
 }

@@ -2,6 +2,7 @@ package objectstore
 
 import (
 	"context"
+	"errors"
 	"io"
 	"io/fs"
 	"path"
@@ -17,7 +18,9 @@ import (
 // prefix that some object has. Listing a folder is one request per 1000
 // entries and gives every file's size, so fs.WalkDir costs no request per
 // file; opening a file streams its object. Commit markers are not listed:
-// they are porch's, not data. ctx bounds every request made through it.
+// they are porch's, not data. A name that is neither an object nor a folder
+// fails with an *Error whose NotFound is true (and so fs.ErrNotExist). ctx
+// bounds every request made through it.
 func (s *Store) FS(ctx context.Context) fs.FS { return &storeFS{ctx: ctx, s: s} }
 
 type storeFS struct {
@@ -30,19 +33,6 @@ var (
 	_ fs.ReadDirFS = (*storeFS)(nil)
 )
 
-// key is the object key of name; "" for the root of a datastore without a
-// prefix.
-func (f *storeFS) key(name string) string {
-	prefix := strings.Trim(f.s.def.Prefix, "/")
-	switch {
-	case name == ".":
-		return prefix
-	case prefix == "":
-		return name
-	}
-	return prefix + "/" + name
-}
-
 func dirPrefix(key string) string {
 	if key == "" {
 		return ""
@@ -54,7 +44,7 @@ func (f *storeFS) Stat(name string) (fs.FileInfo, error) {
 	if !fs.ValidPath(name) {
 		return nil, &fs.PathError{Op: "stat", Path: name, Err: fs.ErrInvalid}
 	}
-	key := f.key(name)
+	key := f.s.key(name)
 	if name != "." && path.Base(name) != CommitMarker {
 		st, err := f.s.client.StatObject(f.ctx, f.s.def.Bucket, key, minio.StatObjectOptions{})
 		if err == nil {
@@ -75,31 +65,36 @@ func (f *storeFS) Stat(name string) (fs.FileInfo, error) {
 	if name == "." {
 		return fileInfo{name: ".", dir: true}, nil
 	}
-	return nil, &fs.PathError{Op: "stat", Path: name, Err: fs.ErrNotExist}
+	return nil, &fs.PathError{Op: "stat", Path: name, Err: f.s.missing(name)}
 }
 
 func (f *storeFS) ReadDir(name string) ([]fs.DirEntry, error) {
 	if !fs.ValidPath(name) {
 		return nil, &fs.PathError{Op: "readdir", Path: name, Err: fs.ErrInvalid}
 	}
-	prefix := dirPrefix(f.key(name))
+	prefix := dirPrefix(f.s.key(name))
 	var out []fs.DirEntry
 	for obj := range f.s.client.ListObjects(f.ctx, f.s.def.Bucket, minio.ListObjectsOptions{Prefix: prefix}) {
 		if obj.Err != nil {
 			return nil, &fs.PathError{Op: "readdir", Path: name, Err: f.s.wrap(obj.Err, "list folder %q", name)}
 		}
-		rel := strings.TrimPrefix(obj.Key, prefix)
+		rel, dir := strings.CutSuffix(strings.TrimPrefix(obj.Key, prefix), "/")
 		switch {
 		case rel == "" || rel == CommitMarker: // a folder placeholder, porch's marker
-		case strings.HasSuffix(rel, "/"):
-			out = append(out, fs.FileInfoToDirEntry(fileInfo{name: strings.TrimSuffix(rel, "/"), dir: true}))
+		case rel == "." || rel == "..": // keys S3 allows that no path can name
+		case dir:
+			out = append(out, fs.FileInfoToDirEntry(fileInfo{name: rel, dir: true}))
 		default:
 			out = append(out, fs.FileInfoToDirEntry(fileInfo{name: rel, size: obj.Size, mod: obj.LastModified.Truncate(time.Second)}))
 		}
 	}
 	if len(out) == 0 && name != "." {
-		if _, err := f.Stat(name); err != nil {
-			return nil, err
+		info, err := f.Stat(name)
+		if err != nil {
+			return nil, &fs.PathError{Op: "readdir", Path: name, Err: unwrapPath(err)}
+		}
+		if !info.IsDir() {
+			return nil, &fs.PathError{Op: "readdir", Path: name, Err: errors.New("an object, not a folder")}
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name() < out[j].Name() })
@@ -114,7 +109,7 @@ func (f *storeFS) Open(name string) (fs.File, error) {
 	if info.IsDir() {
 		return &dirFile{fsys: f, name: name, info: info}, nil
 	}
-	obj, err := f.s.client.GetObject(f.ctx, f.s.def.Bucket, f.key(name), minio.GetObjectOptions{})
+	obj, err := f.s.client.GetObject(f.ctx, f.s.def.Bucket, f.s.key(name), minio.GetObjectOptions{})
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: f.s.wrap(err, "read %q", name)}
 	}

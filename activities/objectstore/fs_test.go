@@ -3,6 +3,7 @@ package objectstore
 import (
 	"bytes"
 	"context"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -42,12 +43,6 @@ func TestFSIsAFileSystem(t *testing.T) {
 	_, err = fs.Stat(fsys, "data/nothing")
 	assert.ErrorIs(t, err, fs.ErrNotExist)
 
-	var part bytes.Buffer
-	n, err := s.GetRange(ctx, "data/in/sub/b.csv", 4, 4, &part)
-	require.NoError(t, err)
-	assert.Equal(t, int64(4), n)
-	assert.Equal(t, "1,2\n", part.String())
-
 	objs, err := s.List(ctx, "data/in")
 	require.NoError(t, err)
 	assert.Len(t, objs, 4)
@@ -60,4 +55,88 @@ func TestFSIsAFileSystem(t *testing.T) {
 	committed, err := s.Committed(ctx, "data/in")
 	require.NoError(t, err)
 	assert.True(t, committed)
+}
+
+// TestFSStatAndReadDir pins what lazyfs mounts show: sizes, folders,
+// sorted names without the commit marker, and missing paths as the store's
+// NotFound error naming the path.
+func TestFSStatAndReadDir(t *testing.T) {
+	s := openMinIO(t, "data")
+	ctx := context.Background()
+	src := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(src, "sub"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(src, "a.txt"), []byte("0123456789"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(src, "sub", "b.txt"), []byte("b"), 0o644))
+	_, err := s.Upload(ctx, src, "in")
+	require.NoError(t, err)
+	fsys := s.FS(ctx)
+
+	entries, err := fs.ReadDir(fsys, "in")
+	require.NoError(t, err)
+	require.Len(t, entries, 2, "the commit marker is left out: %v", entries)
+	a, err := entries[0].Info()
+	require.NoError(t, err)
+	assert.Equal(t, "a.txt", a.Name())
+	assert.Equal(t, int64(10), a.Size())
+	assert.False(t, a.IsDir())
+	assert.Equal(t, "sub", entries[1].Name())
+	assert.True(t, entries[1].IsDir())
+
+	info, err := fs.Stat(fsys, "in/a.txt")
+	require.NoError(t, err)
+	assert.Equal(t, "a.txt", info.Name())
+	assert.Equal(t, int64(10), info.Size())
+	info, err = fs.Stat(fsys, "in")
+	require.NoError(t, err)
+	assert.True(t, info.IsDir(), "a key prefix is a folder")
+
+	for _, missing := range []func() error{
+		func() error { _, err := fs.Stat(fsys, "absent"); return err },
+		func() error { _, err := fs.ReadDir(fsys, "absent"); return err },
+	} {
+		err := missing()
+		assert.ErrorIs(t, err, fs.ErrNotExist)
+		var serr *Error
+		require.ErrorAs(t, err, &serr)
+		assert.True(t, serr.NotFound())
+		assert.ErrorContains(t, err, `datastore "lake"`)
+		assert.ErrorContains(t, err, `no object or folder "absent"`)
+	}
+	_, err = fs.ReadDir(fsys, "in/a.txt")
+	require.Error(t, err, "an object is no folder")
+	assert.NotErrorIs(t, err, fs.ErrNotExist)
+
+	def := s.def
+	def.Prefix = "/data/./"
+	messy, err := Open(def)
+	require.NoError(t, err)
+	info, err = fs.Stat(messy.FS(ctx), "in/a.txt")
+	require.NoError(t, err, "FS cleans the prefix as Key does")
+	assert.Equal(t, int64(10), info.Size())
+}
+
+// TestGetRange reads only the bytes asked for, and a range past the end of
+// the object is an error, never a silently short read.
+func TestGetRange(t *testing.T) {
+	s := openMinIO(t, "data")
+	ctx := context.Background()
+	require.NoError(t, s.Put(ctx, "in/a.txt", strings.NewReader("0123456789"), 10))
+
+	var part bytes.Buffer
+	n, err := s.GetRange(ctx, "in/a.txt", 3, 4, &part)
+	require.NoError(t, err)
+	assert.Equal(t, int64(4), n)
+	assert.Equal(t, "3456", part.String())
+
+	part.Reset()
+	n, err = s.GetRange(ctx, "in/a.txt", 8, 4, &part)
+	assert.ErrorIs(t, err, io.ErrUnexpectedEOF, "a range over the end")
+	assert.Equal(t, int64(2), n)
+	assert.Equal(t, "89", part.String())
+	_, err = s.GetRange(ctx, "in/a.txt", 10, 4, io.Discard)
+	require.Error(t, err, "a range at the end")
+	assert.ErrorContains(t, err, `read bytes 10-13 of "in/a.txt"`)
+	n, err = s.GetRange(ctx, "in/a.txt", 10, 0, io.Discard)
+	require.NoError(t, err, "nothing asked, nothing read")
+	assert.Zero(t, n)
 }

@@ -137,20 +137,35 @@ func credentialsFile() (file, profile string) {
 	return file, profile
 }
 
-// Key is the object key of a datastore path: Prefix + "/" + p, cleaned
-// ("a/b", no leading slash, ".." refused).
+// Key is the object key of a datastore path: Prefix + "/" + Name(p).
 func (s *Store) Key(p string) (string, error) {
+	name, err := s.Name(p)
+	if err != nil {
+		return "", err
+	}
+	return s.key(name), nil
+}
+
+// Name is the datastore path p as FS names it: cleaned, slash-separated,
+// with no leading or trailing slash ("a//./b/" is "a/b"). A path that goes
+// up with ".." or names no file or folder ("", "/") is refused.
+func (s *Store) Name(p string) (string, error) {
 	for _, part := range strings.Split(strings.ReplaceAll(p, "\\", "/"), "/") {
 		if part == ".." {
 			return "", fmt.Errorf("datastore %q: path %q goes up with \"..\": name a path inside the datastore", s.def.Name, p)
 		}
 	}
-	key := strings.Trim(path.Clean("/"+strings.Trim(s.def.Prefix, "/")+"/"+p), "/")
-	rel := strings.Trim(path.Clean("/"+p), "/")
-	if rel == "" {
+	name := strings.Trim(path.Clean("/"+p), "/")
+	if name == "" {
 		return "", fmt.Errorf("datastore %q: path %q is empty: name a file or folder inside the datastore", s.def.Name, p)
 	}
-	return key, nil
+	return name, nil
+}
+
+// key is the object key of name, a clean path inside the datastore; "." is
+// the datastore's root, "" when it has no prefix.
+func (s *Store) key(name string) string {
+	return strings.Trim(path.Clean("/"+s.def.Prefix+"/"+name), "/")
 }
 
 // where names the store in messages: datastore, endpoint and bucket.
@@ -203,6 +218,16 @@ func (e *Error) Unwrap() error { return e.err }
 
 // NotFound says whether the error is an object or folder that does not exist.
 func (e *Error) NotFound() bool { return e.notFound }
+
+// Is makes errors.Is(err, fs.ErrNotExist) true when NotFound is, so callers
+// of FS test for a missing file the usual way.
+func (e *Error) Is(target error) bool { return e.notFound && target == fs.ErrNotExist }
+
+// missing is the error for the datastore path p when it is neither an object
+// nor a folder.
+func (s *Store) missing(p string) error {
+	return &Error{msg: fmt.Sprintf("%s: no object or folder %q: check the path, and that the step that writes it has run", s.where(), p), notFound: true}
+}
 
 // isNotFound says whether err from minio-go means the object is absent.
 func isNotFound(err error) bool {

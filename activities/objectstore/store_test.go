@@ -53,11 +53,16 @@ func TestKey(t *testing.T) {
 			}
 			require.NoError(t, err, p)
 			require.Equal(t, want, got, "prefix %q path %q", prefix, p)
+			name, err := s.Name(p)
+			require.NoError(t, err, p)
+			require.Equal(t, "a/b", name, "FS's name of %q", p)
 		}
 		for _, bad := range []string{"..", "../x", `a\..\b`, "", "/", "."} {
 			_, err := s.Key(bad)
 			require.Error(t, err, "path %q", bad)
 			require.Contains(t, err.Error(), `datastore "lake"`)
+			_, err = s.Name(bad)
+			require.Error(t, err, "path %q", bad)
 		}
 	}
 	s, err := Open(plan.Datastore{Name: "lake", Type: plan.DatastoreS3, Bucket: "b"})

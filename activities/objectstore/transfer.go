@@ -60,7 +60,7 @@ func (s *Store) downloadFolder(ctx context.Context, p, key, dst string) error {
 		}
 	}
 	if !found {
-		return &Error{msg: fmt.Sprintf("%s: no object or folder %q: check the path, and that the step that writes it has run", s.where(), p), notFound: true}
+		return s.missing(p)
 	}
 	return os.MkdirAll(dst, 0o755)
 }

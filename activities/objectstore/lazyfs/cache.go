@@ -3,7 +3,6 @@ package lazyfs
 import (
 	"container/list"
 	"context"
-	"errors"
 	"io"
 	"sync"
 
@@ -57,11 +56,7 @@ func (c *chunkCache) readAt(ctx context.Context, p string, size int64, dest []by
 		if err != nil {
 			return n, err
 		}
-		within := pos % c.size
-		if within >= int64(len(data)) {
-			break // the object is shorter than its listing said
-		}
-		n += copy(dest[n:], data[within:])
+		n += copy(dest[n:], data[pos%c.size:])
 	}
 	return n, nil
 }
@@ -118,16 +113,16 @@ func (c *chunkCache) lookup(p string, index int64) (ch *chunk, fresh bool) {
 }
 
 // fill fetches a chunk with one ranged GET. A failed fetch is forgotten, so
-// the next read tries again.
+// the next read tries again. An object shorter than its listing said (it
+// changed while mounted) fails the read rather than showing a cut file.
 func (c *chunkCache) fill(ch *chunk, p string, size, index int64) {
 	start := index * c.size
-	buf := make([]byte, min(c.size, size-start))
-	n, err := c.store.ReadAt(c.ctx, p, buf, start)
-	if errors.Is(err, io.EOF) {
-		err = nil
-	}
-	ch.data, ch.err = buf[:n], err
-	if err != nil {
+	buf := &sliceWriter{buf: make([]byte, min(c.size, size-start))}
+	_, err := c.store.GetRange(c.ctx, p, start, int64(len(buf.buf)), buf)
+	ch.err = err
+	if err == nil {
+		ch.data = buf.buf
+	} else {
 		c.mu.Lock()
 		if c.chunks[chunkKey{p, index}] == ch {
 			delete(c.chunks, chunkKey{p, index})
@@ -136,4 +131,18 @@ func (c *chunkCache) fill(ch *chunk, p string, size, index int64) {
 		c.mu.Unlock()
 	}
 	close(ch.ready)
+}
+
+// sliceWriter fills buf, and refuses bytes beyond it.
+type sliceWriter struct {
+	buf []byte
+	n   int
+}
+
+func (w *sliceWriter) Write(p []byte) (int, error) {
+	if len(p) > len(w.buf)-w.n {
+		return 0, io.ErrShortBuffer
+	}
+	w.n += copy(w.buf[w.n:], p)
+	return len(p), nil
 }

@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	iofs "io/fs"
 	"log"
 	"os"
 	"path"
@@ -80,22 +81,26 @@ func Mount(ctx context.Context, s *objectstore.Store, p, dir string, opts Option
 	return m, nil
 }
 
-// rootOf builds the root folder of a mount of p: p's listing for a folder,
-// or a folder holding only p for a single object (whose name it returns).
+// rootOf builds the root folder of a mount of p: p itself for a folder
+// (listed on first use, as any other), or a folder holding only p for a
+// single object (whose name it returns).
 func rootOf(ctx context.Context, s *objectstore.Store, p string) (*dirNode, string, error) {
-	obj, err := s.Stat(ctx, p)
-	if err == nil {
-		return &dirNode{listed: true, entries: []entry{{Entry: obj, path: p}}}, obj.Name, nil
-	}
-	var serr *objectstore.Error
-	if !errors.As(err, &serr) || !serr.NotFound() {
-		return nil, "", err
-	}
-	objs, err := s.ReadDir(ctx, p)
+	name, err := s.Name(p)
 	if err != nil {
 		return nil, "", err
 	}
-	return &dirNode{path: p, listed: true, entries: entriesOf(p, objs)}, "", nil
+	info, err := iofs.Stat(s.FS(ctx), name)
+	if err != nil {
+		var perr *iofs.PathError
+		if errors.As(err, &perr) {
+			err = perr.Err // the store's error names the path already
+		}
+		return nil, "", err
+	}
+	if info.IsDir() {
+		return &dirNode{path: name}, "", nil
+	}
+	return &dirNode{listed: true, entries: []entry{{FileInfo: info, path: name}}}, info.Name(), nil
 }
 
 // mountOptions are the options of every porch mount: read-only, no device

@@ -179,6 +179,21 @@ func TestMountMissingPath(t *testing.T) {
 	require.ErrorContains(t, err, `no object or folder "nothing/here"`)
 }
 
+// An object cut short after its folder was listed fails the read (EIO)
+// rather than showing the command a file shorter than its size.
+func TestMountObjectCutShortFailsTheRead(t *testing.T) {
+	b := newBucket(t)
+	b.put(t, "in", map[string][]byte{"a.txt": []byte("0123456789")})
+	m := mount(t, b.counted, "in")
+	info, err := os.Stat(filepath.Join(m.Dir, "a.txt"))
+	require.NoError(t, err)
+	require.Equal(t, int64(10), info.Size())
+	require.NoError(t, b.direct.Put(context.Background(), "in/a.txt", strings.NewReader("01234"), 5))
+
+	_, err = os.ReadFile(filepath.Join(m.Dir, "a.txt"))
+	require.ErrorIs(t, err, syscall.EIO)
+}
+
 // Reading the start of a big object fetches about a chunk, not the object,
 // and reading one file of a folder fetches nothing of its siblings.
 func TestMountFetchesOnlyWhatIsRead(t *testing.T) {

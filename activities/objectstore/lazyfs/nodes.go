@@ -3,6 +3,7 @@ package lazyfs
 import (
 	"context"
 	"errors"
+	iofs "io/fs"
 	"sync"
 	"syscall"
 
@@ -18,16 +19,20 @@ type mountFS struct {
 	cache *chunkCache
 }
 
-// entry is a file or folder of a listing, with its datastore path.
+// entry is a file or folder of a listing, with its name in the store's FS.
 type entry struct {
-	objectstore.Entry
+	iofs.FileInfo
 	path string
 }
 
-func entriesOf(dir string, objs []objectstore.Entry) []entry {
-	out := make([]entry, len(objs))
-	for i, o := range objs {
-		out[i] = entry{Entry: o, path: child(dir, o.Name)}
+func entriesOf(dir string, list []iofs.DirEntry) []entry {
+	out := make([]entry, 0, len(list))
+	for _, e := range list {
+		info, err := e.Info() // the listing's: no request
+		if err != nil {
+			continue
+		}
+		out = append(out, entry{FileInfo: info, path: child(dir, e.Name())})
 	}
 	return out
 }
@@ -56,15 +61,14 @@ func (d *dirNode) list(ctx context.Context) ([]entry, syscall.Errno) {
 	if d.listed {
 		return d.entries, 0
 	}
-	objs, err := d.fs.store.ReadDir(ctx, d.path)
-	var serr *objectstore.Error
+	list, err := iofs.ReadDir(d.fs.store.FS(ctx), d.path)
 	switch {
-	case errors.As(err, &serr) && serr.NotFound():
-		objs = nil // emptied since its parent was listed
+	case errors.Is(err, iofs.ErrNotExist):
+		list = nil // emptied since its parent was listed
 	case err != nil:
 		return nil, errnoOf(ctx, err)
 	}
-	d.entries, d.listed = entriesOf(d.path, objs), true
+	d.entries, d.listed = entriesOf(d.path, list), true
 	return d.entries, 0
 }
 
@@ -75,10 +79,10 @@ func (d *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 		return nil, errno
 	}
 	for _, e := range entries {
-		if e.Name != name {
+		if e.Name() != name {
 			continue
 		}
-		if e.Dir {
+		if e.IsDir() {
 			dirAttr(&out.Attr)
 			return d.NewInode(ctx, &dirNode{fs: d.fs, path: e.path}, fs.StableAttr{Mode: fuse.S_IFDIR}), 0
 		}
@@ -98,10 +102,10 @@ func (d *dirNode) Readdir(ctx context.Context) (fs.DirStream, syscall.Errno) {
 	list := make([]fuse.DirEntry, len(entries))
 	for i, e := range entries {
 		mode := uint32(fuse.S_IFREG)
-		if e.Dir {
+		if e.IsDir() {
 			mode = fuse.S_IFDIR
 		}
-		list[i] = fuse.DirEntry{Name: e.Name, Mode: mode}
+		list[i] = fuse.DirEntry{Name: e.Name(), Mode: mode}
 	}
 	return fs.NewListDirStream(list), 0
 }
@@ -132,9 +136,10 @@ var (
 func (f *fileNode) attr(a *fuse.Attr) {
 	a.Mode = fuse.S_IFREG | 0o444
 	a.Nlink = 1
-	a.Size = uint64(f.Size)
+	a.Size = uint64(f.Size())
 	a.Blocks = (a.Size + 511) / 512
-	a.SetTimes(nil, &f.Modified, &f.Modified)
+	mod := f.ModTime()
+	a.SetTimes(nil, &mod, &mod)
 }
 
 // Getattr describes the file: its size and time, read-only for everyone.
@@ -169,12 +174,12 @@ func (h *handle) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadRes
 	sequential := off == h.next && off > 0
 	h.next = off + int64(len(dest))
 	h.mu.Unlock()
-	n, err := h.file.fs.cache.readAt(ctx, h.file.path, h.file.Size, dest, off)
+	n, err := h.file.fs.cache.readAt(ctx, h.file.path, h.file.Size(), dest, off)
 	if err != nil {
 		return nil, errnoOf(ctx, err)
 	}
 	if sequential {
-		h.file.fs.cache.prefetch(h.file.path, h.file.Size, off+int64(n))
+		h.file.fs.cache.prefetch(h.file.path, h.file.Size(), off+int64(n))
 	}
 	return fuse.ReadResultData(dest[:n]), 0
 }
