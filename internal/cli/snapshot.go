@@ -45,10 +45,7 @@ func (a *app) snapshotCode(ctx context.Context, sess *session, p *plan.Plan) err
 		}
 		fmt.Fprintf(a.stderr, "porch: code %s (%d files): %s %s\n", relPath(r.Source), r.Files, how, r.URI)
 	}
-	if err != nil {
-		return fmt.Errorf("snapshot the pipeline's code: %v", err)
-	}
-	return nil
+	return err
 }
 
 // relPath shows a path relative to the working folder when it is inside.
