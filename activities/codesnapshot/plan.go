@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"strings"
 
 	"github.com/porch-pipelines/porch/activities/objectstore"
@@ -44,6 +45,11 @@ func SnapshotPlan(ctx context.Context, p *plan.Plan, d plan.Datastore, skip stri
 		}
 		put = func(t *Tree) (bool, error) { return UploadS3(ctx, s, t) }
 	case plan.DatastoreLocal:
+		// The folder must be there already: creating it on a machine that
+		// does not mount it would hide the snapshot from every worker.
+		if info, err := os.Stat(d.Path); err != nil || !info.IsDir() {
+			return nil, fmt.Errorf("the run's default datastore %q is the local folder %q, which this machine does not have: porch writes the pipeline's code there for the workers; submit from a machine that mounts it, or use an s3 datastore", d.Name, d.Path)
+		}
 		put = func(t *Tree) (bool, error) { return CopyLocal(t, d.Path) }
 	default:
 		return nil, fmt.Errorf("datastore %q has type %q: code snapshots go to s3 or local datastores", d.Name, d.Type)

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"sync"
 
 	"github.com/porch-pipelines/porch/activities/objectstore"
@@ -55,7 +56,7 @@ type manifest struct {
 
 // source is the local path of an entry of the tree.
 func (t *Tree) source(e Entry) string {
-	return filepath.Join(filepath.Dir(t.Root), filepath.FromSlash(e.Path))
+	return filepath.Join(t.Root, filepath.FromSlash(strings.TrimPrefix(e.Path, t.Name)))
 }
 
 // UploadS3 uploads the tree to LocalUpload/<hash>/ on s, file by file
@@ -109,6 +110,10 @@ func build(final string, entries []Entry, get func(e Entry, dst string) error) (
 		return false, err
 	}
 	defer os.RemoveAll(tmp) // a no-op once renamed
+	// Others may share the datastore's folder: not MkdirTemp's 0700.
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return false, err
+	}
 	for _, e := range entries {
 		local := filepath.FromSlash(e.Path)
 		if !filepath.IsLocal(local) {

@@ -48,9 +48,9 @@ type Entry struct {
 
 // Tree is a code folder or file as its snapshot holds it.
 type Tree struct {
-	// Root is the local folder or file.
+	// Root is the local folder or file, symbolic links resolved.
 	Root string
-	// Name is Root's base name: the snapshot's top-level entry.
+	// Name is the code path's base name: the snapshot's top-level entry.
 	Name string
 	// Hash is the hex SHA-256 of the tree.
 	Hash string
@@ -65,7 +65,13 @@ type Tree struct {
 // home), and hashes the rest. File contents are streamed, never held in
 // memory. Sockets, devices and named pipes are left out.
 func Scan(root, skip string) (*Tree, error) {
-	root = filepath.Clean(root)
+	name := filepath.Base(filepath.Clean(root))
+	// A code path that is a symbolic link stands for what it points to;
+	// links inside the tree stay links.
+	root, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return nil, err
+	}
 	info, err := os.Lstat(root)
 	if err != nil {
 		return nil, err
@@ -76,7 +82,7 @@ func Scan(root, skip string) (*Tree, error) {
 			return nil, err
 		}
 	}
-	t := &Tree{Root: root, Name: filepath.Base(root)}
+	t := &Tree{Root: root, Name: name}
 	h := sha256.New()
 	io.WriteString(h, "porch code snapshot 1\n")
 	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {

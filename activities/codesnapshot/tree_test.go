@@ -1,12 +1,15 @@
 package codesnapshot
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/porch-pipelines/porch/compiler/plan"
 )
 
 // writeTree writes files (path -> contents) under a fresh folder named src.
@@ -154,4 +157,33 @@ func entryPaths(tr *Tree) []string {
 		out = append(out, e.Path)
 	}
 	return out
+}
+
+func TestScanFollowsACodePathThatIsALink(t *testing.T) {
+	root := writeTree(t, map[string]string{"main.py": "print(1)\n"})
+	link := filepath.Join(t.TempDir(), "src")
+	require.NoError(t, os.Symlink(root, link))
+	tr, err := Scan(link, "")
+	require.NoError(t, err)
+	assert.Equal(t, hashOf(t, root), tr.Hash, "the link stands for its folder")
+	assert.Equal(t, []string{"src", "src/main.py"}, entryPaths(tr))
+	copied, err := CopyLocal(tr, t.TempDir())
+	require.NoError(t, err)
+	assert.True(t, copied)
+}
+
+func TestSnapshotPlanRefusesALocalDatastoreThisMachineLacks(t *testing.T) {
+	p := &plan.Plan{Pipeline: plan.Pipeline{Steps: []plan.Step{{Name: "a", Path: "a", Command: &plan.Command{Code: writeTree(t, map[string]string{"x": "x"})}}}}}
+	missing := filepath.Join(t.TempDir(), "not-mounted")
+	_, err := SnapshotPlan(context.Background(), p, plan.Datastore{Name: "shared", Type: plan.DatastoreLocal, Path: missing}, "")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `"shared" is the local folder "`+missing+`", which this machine does not have`)
+	assert.NoDirExists(t, missing)
+
+	ds := t.TempDir()
+	results, err := SnapshotPlan(context.Background(), p, plan.Datastore{Name: "shared", Type: plan.DatastoreLocal, Path: ds}, "")
+	require.NoError(t, err)
+	require.Len(t, results, 1)
+	assert.Equal(t, results[0].URI, p.Pipeline.Steps[0].Command.Code)
+	assert.DirExists(t, filepath.Join(ds, "LocalUpload"))
 }
