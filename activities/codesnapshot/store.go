@@ -95,13 +95,13 @@ func CopyLocal(t *Tree, dir string) (copied bool, err error) {
 	if _, err := os.Stat(final); err == nil {
 		return false, nil
 	}
-	return build(final, t.Entries, func(e Entry, dst string) error { return copyFile(t.source(e), dst) })
+	return build(final, t.Entries, func(e Entry, dst string) error { return copyFile(t.source(e), dst) }, nil)
 }
 
 // build writes entries into a temporary folder beside final, fetching each
-// file with get, and renames it to final. It reports false when another
-// writer made final first.
-func build(final string, entries []Entry, get func(e Entry, dst string) error) (bool, error) {
+// file with get, checks it with check (when not nil), and renames it to
+// final. It reports false when another writer made final first.
+func build(final string, entries []Entry, get func(e Entry, dst string) error, check func(tmp string) error) (bool, error) {
 	if err := os.MkdirAll(filepath.Dir(final), 0o755); err != nil {
 		return false, err
 	}
@@ -138,6 +138,11 @@ func build(final string, entries []Entry, get func(e Entry, dst string) error) (
 			err = fmt.Errorf("snapshot entry %q has unknown kind %q", e.Path, e.Kind)
 		}
 		if err != nil {
+			return false, err
+		}
+	}
+	if check != nil {
+		if err := check(tmp); err != nil {
 			return false, err
 		}
 	}
@@ -226,18 +231,11 @@ func (c *Cache) Fetch(ctx context.Context, s *objectstore.Store, hash, name stri
 	if m.Name != name {
 		return "", false, fmt.Errorf("code snapshot %s holds %q, not %q: the plan names a snapshot that does not exist", Path(hash), m.Name, name)
 	}
-	var built bool
-	built, err = build(final, m.Entries, func(e Entry, dst string) error {
-		return s.GetFile(ctx, Path(hash)+"/"+e.Path, dst)
-	})
+	get := func(e Entry, dst string) error { return s.GetFile(ctx, Path(hash)+"/"+e.Path, dst) }
+	check := func(tmp string) error { return verify(filepath.Join(tmp, name), hash) }
+	built, err := build(final, m.Entries, get, check)
 	if err != nil {
 		return "", false, fmt.Errorf("fetch code snapshot %s: %w", Path(hash), err)
-	}
-	if built {
-		if err := verify(local, hash); err != nil {
-			os.RemoveAll(final)
-			return "", false, err
-		}
 	}
 	return local, built, nil
 }
