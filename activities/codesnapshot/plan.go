@@ -45,12 +45,12 @@ func SnapshotPlan(ctx context.Context, p *plan.Plan, d plan.Datastore, skip stri
 		}
 		put = func(t *Tree) (bool, error) { return UploadS3(ctx, s, t) }
 	case plan.DatastoreLocal:
-		// The folder must be there already: creating it on a machine that
-		// does not mount it would hide the snapshot from every worker.
-		if info, err := os.Stat(d.Path); err != nil || !info.IsDir() {
-			return nil, fmt.Errorf("the run's default datastore %q is the local folder %q, which this machine does not have: porch writes the pipeline's code there for the workers; submit from a machine that mounts it, or use an s3 datastore", d.Name, d.Path)
+		put = func(t *Tree) (bool, error) {
+			if err := localRoot(d); err != nil {
+				return false, err
+			}
+			return CopyLocal(t, d.Path)
 		}
-		put = func(t *Tree) (bool, error) { return CopyLocal(t, d.Path) }
 	default:
 		return nil, fmt.Errorf("datastore %q has type %q: code snapshots go to s3 or local datastores", d.Name, d.Type)
 	}
@@ -108,4 +108,18 @@ func where(pos plan.Pos) string {
 		return pos.File
 	}
 	return fmt.Sprintf("%s:%d", pos.File, pos.Line)
+}
+
+// localRoot makes sure a local datastore's folder is there, creating its
+// last element at most: creating a whole path on a machine that does not
+// mount the shared storage would hide the snapshot from every worker.
+func localRoot(d plan.Datastore) error {
+	err := os.Mkdir(d.Path, 0o755)
+	if err == nil || errors.Is(err, fs.ErrExist) {
+		return nil
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("the run's default datastore %q is the local folder %q, whose parent this machine does not have: porch writes the pipeline's code there for the workers; submit from a machine that mounts it, or use an s3 datastore", d.Name, d.Path)
+	}
+	return err
 }

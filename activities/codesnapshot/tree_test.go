@@ -174,13 +174,13 @@ func TestScanFollowsACodePathThatIsALink(t *testing.T) {
 
 func TestSnapshotPlanRefusesALocalDatastoreThisMachineLacks(t *testing.T) {
 	p := &plan.Plan{Pipeline: plan.Pipeline{Steps: []plan.Step{{Name: "a", Path: "a", Command: &plan.Command{Code: writeTree(t, map[string]string{"x": "x"})}}}}}
-	missing := filepath.Join(t.TempDir(), "not-mounted")
+	missing := filepath.Join(t.TempDir(), "not-mounted", "porch")
 	_, err := SnapshotPlan(context.Background(), p, plan.Datastore{Name: "shared", Type: plan.DatastoreLocal, Path: missing}, "")
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), `"shared" is the local folder "`+missing+`", which this machine does not have`)
+	assert.Contains(t, err.Error(), `"shared" is the local folder "`+missing+`", whose parent this machine does not have`)
 	assert.NoDirExists(t, missing)
 
-	ds := t.TempDir()
+	ds := filepath.Join(t.TempDir(), "fresh") // the folder itself may be new
 	results, err := SnapshotPlan(context.Background(), p, plan.Datastore{Name: "shared", Type: plan.DatastoreLocal, Path: ds}, "")
 	require.NoError(t, err)
 	require.Len(t, results, 1)
