@@ -11,10 +11,10 @@ import (
 	"strings"
 )
 
-// IgnoreFiles are the files, at a code folder's root, whose patterns leave
+// ignoreFiles are the files, at a code folder's root, whose patterns leave
 // paths out of its snapshot: the first that exists is used, as Azure ML
 // uses .amlignore over .gitignore.
-var IgnoreFiles = []string{".amlignore", ".gitignore"}
+var ignoreFiles = []string{".amlignore", ".gitignore"}
 
 // ignoreRule is one pattern of an ignore file.
 type ignoreRule struct {
@@ -29,7 +29,7 @@ type ignoreRules []ignoreRule
 
 // readIgnore reads the ignore file at the folder's root, if any.
 func readIgnore(root string) (ignoreRules, error) {
-	for _, name := range IgnoreFiles {
+	for _, name := range ignoreFiles {
 		f, err := os.Open(filepath.Join(root, name))
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
