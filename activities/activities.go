@@ -26,6 +26,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/worker"
 
+	"github.com/porch-pipelines/porch/activities/codesnapshot"
 	"github.com/porch-pipelines/porch/activities/objectstore/lazyfs"
 	"github.com/porch-pipelines/porch/compiler/plan"
 )
@@ -70,6 +71,10 @@ type Activities struct {
 	runtimes     *runtimes
 	stores       datastores
 	objects      objectStores
+	// snapshots are the code snapshots fetched from object storage, under
+	// Home/cache/code.
+	snapshots     codesnapshot.Cache
+	snapshotsOnce sync.Once
 }
 
 // Register registers the activities under their explicit names.
@@ -120,13 +125,14 @@ func (a *Activities) RunCommand(ctx context.Context, in RunCommandInput) (RunCom
 	// Inputs mounted by a worker of this home that died, for steps that
 	// may never run here again: the first step clears them.
 	a.deadMounts.Do(func() { _, _ = lazyfs.DetachDead(filepath.Join(a.Home, "work")) })
-	f, err := a.prepareFolders(in)
+	// Fetching the code snapshot and downloading inputs on object storage
+	// can take long: heartbeat through them.
+	stopPrep := a.beatWhile(ctx, func() any { return "preparing code and inputs" })
+	f, err := a.prepareFolders(ctx, in)
 	if err != nil {
+		stopPrep()
 		return RunCommandResult{}, err
 	}
-	// Downloads of inputs on object storage can take long: heartbeat
-	// through them.
-	stopPrep := a.beatWhile(ctx, func() any { return "preparing inputs" })
 	b, err := a.bind(ctx, in, f)
 	stopPrep()
 	if err != nil {

@@ -1,6 +1,7 @@
 package activities
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -54,7 +55,7 @@ func checkName(what, name string) error {
 
 // prepareFolders creates a fresh artifacts folder and working folder for the
 // step, removing what an earlier attempt left, and copies the code in.
-func (a *Activities) prepareFolders(in RunCommandInput) (stepFolders, error) {
+func (a *Activities) prepareFolders(ctx context.Context, in RunCommandInput) (stepFolders, error) {
 	if err := checkName("run id", in.RunID); err != nil {
 		return stepFolders{}, err
 	}
@@ -89,7 +90,7 @@ func (a *Activities) prepareFolders(in RunCommandInput) (stepFolders, error) {
 	if err := os.MkdirAll(f.work, 0o755); err != nil {
 		return f, fmt.Errorf("create working folder: %w", err)
 	}
-	if err := copyCode(in.Command.Code, a.Home, f); err != nil {
+	if err := a.copyCode(ctx, in.StepPath, in.Command.Code, f); err != nil {
 		return f, err
 	}
 	for _, d := range []string{"outputs", "logs"} {
@@ -109,15 +110,26 @@ func datastoreOf(in RunCommandInput) string {
 	return in.DefaultDatastore
 }
 
-// copyCode copies the step's code (a folder's contents or a single file) into
-// the working folder. Top-level outputs/ and logs/ folders of the code go
+// copyCode copies the step's code (a folder's contents or a single file),
+// an absolute path on this worker or a snapshot on a datastore, into the
+// working folder. Top-level outputs/ and logs/ folders of the code go
 // into the artifacts folder, where the working folder's links point. The
 // porch home is skipped when the code holds it: copying the working folder
 // into itself would never end.
-func copyCode(code, home string, f stepFolders) error {
+func (a *Activities) copyCode(ctx context.Context, step, code string, f stepFolders) error {
 	if code == "" {
 		return nil
 	}
+	local, err := a.codePath(ctx, step, code)
+	if err != nil {
+		return err
+	}
+	return copyCodeFrom(local, a.Home, f)
+}
+
+// copyCodeFrom copies the code at the absolute path code into the working
+// folder (see copyCode).
+func copyCodeFrom(code, home string, f stepFolders) error {
 	if !filepath.IsAbs(code) {
 		return invalidStep("code %q is not an absolute path: the compiler makes code paths absolute; recompile the pipeline", code)
 	}

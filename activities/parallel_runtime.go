@@ -304,7 +304,7 @@ func (a *Activities) entryScriptOptions(ctx context.Context, rt *parallelRuntime
 	if err := os.MkdirAll(work, 0o755); err != nil {
 		return entryscript.Options{}, fmt.Errorf("create working folder: %w", err)
 	}
-	if err := copyCode(p.Task.Code, a.Home, sf); err != nil {
+	if err := a.copyCode(ctx, in.StepPath, p.Task.Code, sf); err != nil {
 		return entryscript.Options{}, err
 	}
 	cmd := RunCommandInput{

@@ -54,7 +54,8 @@ type Parallel struct {
 
 // ParallelTask is a parallel step's task: section (type run_function).
 type ParallelTask struct {
-	// Code is the absolute path of the folder holding the entry script.
+	// Code is the absolute path of the folder holding the entry script,
+	// or in a submitted plan its snapshot's URI (as Command.Code).
 	Code string `json:"code"`
 	// EntryScript is the script's path relative to Code.
 	EntryScript string `json:"entry_script"`

@@ -107,8 +107,10 @@ const (
 type Command struct {
 	// Template is the command line with its ${{...}} and $[[...]] parts.
 	Template Template `json:"template"`
-	// Code is the absolute path of the folder copied into the working
-	// folder, "" for none.
+	// Code is the absolute path of the folder (or file) copied into the
+	// working folder, "" for none. A submitted plan may name the code's
+	// snapshot on a datastore instead (azureml://datastores/<ds>/paths/
+	// LocalUpload/<hash>/<name>/, see activities/codesnapshot).
 	Code string `json:"code,omitempty"`
 	// Environment describes the environment as written (a reference, an
 	// image, a conda file); porch runs on the worker's host and says so.

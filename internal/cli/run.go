@@ -100,6 +100,9 @@ func (a *app) runPipeline(ctx context.Context, file string, f runFlags) error {
 		return err
 	}
 	defer sess.Close()
+	if err := a.snapshotCode(ctx, sess, p); err != nil {
+		return err
+	}
 	// A step that no quota could ever admit is refused now, not left to
 	// wait forever.
 	if err := workflows.CheckQuotas(ctx, sess.client, p); err != nil {
