@@ -68,3 +68,10 @@ func DecodeYAMLDocuments(name string, data []byte, empty, top string) ([]*yaml.N
 	}
 	return docs, d.list
 }
+
+// KindName says what a YAML node is, for messages: "a list", "a mapping",
+// "null" or "the scalar \"x\"".
+func KindName(n *yaml.Node) string { return kindName(n) }
+
+// IsNull says whether a node is absent or YAML's null.
+func IsNull(n *yaml.Node) bool { return isNull(n) }

@@ -164,7 +164,7 @@ func (r *reader) identity(e entry, nodes map[string]*yaml.Node) *plan.Identity {
 	nodes["identity.user_assigned_identities"] = uai.key
 	list := deref(uai.val)
 	if list.Kind != yaml.SequenceNode {
-		r.errorf(list, "identity.user_assigned_identities", "write a list: [{resource_id: /subscriptions/...}]", "expected a list, found %s", kindName(list))
+		r.errorf(list, "identity.user_assigned_identities", "write a list: [{resource_id: /subscriptions/...}]", "expected a list, found %s", compiler.KindName(list))
 		return id
 	}
 	for i, it := range list.Content {

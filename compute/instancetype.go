@@ -104,7 +104,7 @@ func (f *InstanceTypes) items(r *reader, items entry, root *yaml.Node) {
 		r.errorf(root, "items", "list the instance types under items:", "an InstanceTypeList needs items")
 		return
 	case n.Kind != yaml.SequenceNode:
-		r.errorf(n, "items", "write a list: items: [{metadata: ..., spec: ...}]", "expected a list, found %s", kindName(n))
+		r.errorf(n, "items", "write a list: items: [{metadata: ..., spec: ...}]", "expected a list, found %s", compiler.KindName(n))
 		return
 	}
 	for i, it := range n.Content {
@@ -182,7 +182,7 @@ func (f *InstanceTypes) amounts(r *reader, e entry, prefix string, requests bool
 			at = e.key
 		}
 		for _, k := range []struct{ key, name, example string }{{"cpu", "CPU", "100m or 1"}, {"memory", "memory", "1500Mi or 2Gi"}} {
-			if isNull(m[k.key].val) {
+			if compiler.IsNull(m[k.key].val) {
 				r.errorf(at, prefix+section+"."+k.key, "give a "+k.name+" request above zero, such as "+k.example, "no %s request", k.name)
 			}
 		}

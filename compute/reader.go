@@ -81,11 +81,11 @@ type entry struct {
 // value that is not a mapping is an error, and nil comes back.
 func (r *reader) mapping(n *yaml.Node, field string, known []string, strict bool) map[string]entry {
 	n = deref(n)
-	if n == nil || isNull(n) {
+	if n == nil || compiler.IsNull(n) {
 		return map[string]entry{}
 	}
 	if n.Kind != yaml.MappingNode {
-		r.errorf(n, field, "write key: value pairs under it", "expected a mapping, found %s", kindName(n))
+		r.errorf(n, field, "write key: value pairs under it", "expected a mapping, found %s", compiler.KindName(n))
 		return nil
 	}
 	out := map[string]entry{}
@@ -120,11 +120,11 @@ func withHint(hint, detail string) string {
 
 // str returns a scalar's value, "" for an absent or null one.
 func (r *reader) str(e entry, field string) string {
-	if e.val == nil || isNull(e.val) {
+	if e.val == nil || compiler.IsNull(e.val) {
 		return ""
 	}
 	if e.val.Kind != yaml.ScalarNode {
-		r.errorf(e.val, field, "write a single value", "expected a string, found %s", kindName(e.val))
+		r.errorf(e.val, field, "write a single value", "expected a string, found %s", compiler.KindName(e.val))
 		return ""
 	}
 	return strings.TrimSpace(e.val.Value)
@@ -178,11 +178,11 @@ func (r *reader) labels(e entry, field string, at map[string]*yaml.Node) []plan.
 
 // quantity reads a resource quantity, reporting where it is not one.
 func (r *reader) quantity(e entry, field string) (*big.Rat, bool) {
-	if e.val == nil || isNull(e.val) {
+	if e.val == nil || compiler.IsNull(e.val) {
 		return nil, false
 	}
 	if e.val.Kind != yaml.ScalarNode {
-		r.errorf(e.val, field, "write a quantity such as 500m, 2 or 1Gi", "expected a quantity, found %s", kindName(e.val))
+		r.errorf(e.val, field, "write a quantity such as 500m, 2 or 1Gi", "expected a quantity, found %s", compiler.KindName(e.val))
 		return nil, false
 	}
 	q, err := ParseQuantity(strings.TrimSpace(e.val.Value))
@@ -208,23 +208,4 @@ func deref(n *yaml.Node) *yaml.Node {
 		n = n.Alias
 	}
 	return n
-}
-
-func isNull(n *yaml.Node) bool {
-	return n == nil || n.Kind == yaml.ScalarNode && n.Tag == "!!null"
-}
-
-func kindName(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.SequenceNode:
-		return "a list"
-	case yaml.MappingNode:
-		return "a mapping"
-	case yaml.ScalarNode:
-		if isNull(n) {
-			return "null"
-		}
-		return "the scalar " + strconv.Quote(n.Value)
-	}
-	return "something else"
 }

@@ -89,11 +89,13 @@ func (a *app) quotaCommand() *cobra.Command {
 					}
 					fmt.Fprintf(a.stdout, "%s: %s\n", p, q.Describe())
 					var rows [][]string
-					for _, c := range q.Holders {
-						rows = append(rows, []string{"running", c.ID, strconv.Itoa(c.Cores), c.At.Local().Format("15:04:05")})
-					}
-					for _, c := range q.Waiters {
-						rows = append(rows, []string{"waiting", c.ID, strconv.Itoa(c.Cores), c.At.Local().Format("15:04:05")})
+					// Holders first, then the line in its order.
+					for i, c := range append(q.Holders, q.Waiters...) {
+						state := "running"
+						if i >= len(q.Holders) {
+							state = "waiting"
+						}
+						rows = append(rows, []string{state, c.ID, strconv.Itoa(c.Cores), c.At.Local().Format("15:04:05")})
 					}
 					if len(rows) == 0 {
 						return nil
