@@ -4,9 +4,13 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -107,4 +111,76 @@ func TestStepsRunOnTheirInstanceTypesWorkersWithinCapacity(t *testing.T) {
 	}
 	assert.Equal(t, []string{"start " + first, "end " + first, "start " + second, "end " + second}, order,
 		"worker a has room for one step of type a: the first to start ends before the next starts\n%s", data)
+}
+
+// TestAKilledWorkersStepFinishesOnAnotherOfItsInstanceType kills (SIGKILL)
+// the worker process running a step; after the heartbeat timeout the step
+// is retried, and the other worker serving its instance type finishes it.
+func TestAKilledWorkersStepFinishesOnAnotherOfItsInstanceType(t *testing.T) {
+	const compute = "failover"
+	home := t.TempDir()
+	w := startWorker(t, home) // workflows only: the step runs on the kubernetes compute
+	t.Cleanup(w.Stop)
+	cat := registerRouting(t, compute)
+
+	homes := []string{t.TempDir(), t.TempDir()}
+	var procs []*exec.Cmd
+	for i, hm := range homes {
+		procs = append(procs, startRoutedWorkerProcess(t, hm, compute, fmt.Sprintf("node-%d", i), worker.Options{
+			InstanceTypes: []string{compute + "-a"}, Labels: []plan.Label{{Key: "zone", Value: "a"}},
+			Capacity: plan.ResourceList{MilliCPU: 1000, MemoryBytes: 1 << 30}}))
+	}
+
+	dir := t.TempDir()
+	logFile, mark := filepath.Join(dir, "steps.log"), filepath.Join(dir, "first-attempt")
+	src := fmt.Sprintf(`type: pipeline
+jobs:
+  train:
+    compute: azureml:%s
+    resources:
+      instance_type: %s-a
+    command: >-
+      echo "start $(pwd)" >> %s &&
+      if mkdir %s 2>/dev/null; then echo $$ > %s/pid; sleep 600; fi &&
+      echo "end $(pwd)" >> %s
+`, compute, compute, logFile, mark, mark, logFile)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "p.yml"), []byte(src), 0o644))
+	p, diags := compiler.Compile(filepath.Join(dir, "p.yml"), compiler.Options{Catalog: cat})
+	require.False(t, diags.HasErrors(), diags.Error())
+	h := &harness{t: t, home: home}
+	run := h.start(p)
+
+	// Waits for the first attempt to be running (its pid written), to kill
+	// its worker mid-step.
+	var pid int
+	require.Eventually(t, func() bool {
+		b, err := os.ReadFile(filepath.Join(mark, "pid"))
+		if err != nil {
+			return false
+		}
+		pid, err = strconv.Atoi(strings.TrimSpace(string(b)))
+		return err == nil
+	}, time.Minute, 20*time.Millisecond, "the first attempt starts")
+	data, err := os.ReadFile(logFile)
+	require.NoError(t, err)
+	victim := 0
+	if strings.Contains(string(data), homes[1]) {
+		victim = 1
+	}
+	require.NoError(t, procs[victim].Process.Kill())
+	// The killed worker cannot stop its step's processes: stop them, as
+	// the node's end would.
+	_ = syscall.Kill(-pid, syscall.SIGKILL)
+	_ = syscall.Kill(pid, syscall.SIGKILL)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	require.NoError(t, run.Get(ctx, nil), "the step is retried after the heartbeat timeout")
+	data, err = os.ReadFile(logFile)
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	require.Len(t, lines, 3, "%s", data)
+	assert.Contains(t, lines[0], "start "+homes[victim], "%s", data)
+	assert.Contains(t, lines[1], "start "+homes[1-victim], "the other worker of the instance type took the retry\n%s", data)
+	assert.Contains(t, lines[2], "end "+homes[1-victim], "%s", data)
 }
