@@ -83,7 +83,7 @@ func TestComputeQueues(t *testing.T) {
 			{Name: "huge", Requests: plan.ResourceList{MilliCPU: 64000, MemoryBytes: 1 << 30}},
 		},
 	}
-	capacity := plan.ResourceList{MilliCPU: 4000, MemoryBytes: 8 << 30}
+	capacity := plan.ResourceList{MilliCPU: 4000, MemoryBytes: 8 << 30, GPU: 1}
 	labels := []plan.Label{{Key: "pool", Value: "ml"}, {Key: "gpu", Value: "a100"}}
 	names := func(qs []queue) []string {
 		var out []string
@@ -98,6 +98,11 @@ func TestComputeQueues(t *testing.T) {
 	assert.Equal(t, []string{"porch-compute-k8s-defaultinstancetype", "porch-compute-k8s-small", "porch-compute-k8s-gpu"}, names(qs),
 		"every type the labels satisfy and the capacity fits; huge does not fit")
 	assert.Equal(t, plan.ResourceList{MilliCPU: 1000, MemoryBytes: 1 << 30}, *qs[1].need)
+	assert.Equal(t, plan.ResourceList{MilliCPU: 1000, MemoryBytes: 1 << 30, GPU: 1}, *qs[2].need, "a GPU type holds its GPU limit")
+
+	qs, err = computeQueues(cat, "k8s", nil, labels, plan.ResourceList{MilliCPU: 4000, MemoryBytes: 8 << 30})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"porch-compute-k8s-defaultinstancetype", "porch-compute-k8s-small"}, names(qs), "no GPU, no GPU type")
 
 	qs, err = computeQueues(cat, "k8s", []string{"small"}, labels, capacity)
 	require.NoError(t, err)
@@ -121,13 +126,13 @@ func TestComputeQueues(t *testing.T) {
 		{"k8s", []string{"small"}, []plan.Label{{Key: "pool", Value: "ml"}},
 			`this worker cannot serve instance type "small" of compute "k8s": its labels lack the nodeSelector label gpu=a100: start it with --labels gpu=a100, or serve another instance type`},
 		{"k8s", []string{"huge"}, labels,
-			`this worker cannot serve instance type "huge" of compute "k8s": a step requests 64 CPU, 1Gi memory, 0 GPU, more than the worker's whole capacity of 4 CPU, 8Gi memory, 0 GPU: give a larger --cpu, --memory or --gpu, or serve another instance type`},
+			`this worker cannot serve instance type "huge" of compute "k8s": a step requests 64 CPU, 1Gi memory, 0 GPU, more than the worker's whole capacity of 4 CPU, 8Gi memory, 1 GPU: give a larger --cpu, --memory or --gpu, or serve another instance type`},
 		{"k8s", []string{"smal"}, labels,
 			`instance type "smal" is not applied on the porch server: use one of "defaultinstancetype", "small", "gpu", "huge", or apply it with ` + "`porch instance-type apply -f FILE`"},
 		{"cpu", []string{"small"}, labels,
 			`--instance-type needs a kubernetes compute, and "cpu" is not one registered on the porch server: drop --instance-type, or register it with ` + "`porch compute create -f compute.yml` (type: kubernetes)"},
 		{"k8s", nil, nil,
-			`this worker can serve no instance type of compute "k8s": none of "defaultinstancetype", "small", "gpu", "huge" has a nodeSelector its labels ("") satisfy and requests within its capacity of 4 CPU, 8Gi memory, 0 GPU: give --labels, --cpu, --memory or --gpu`},
+			`this worker can serve no instance type of compute "k8s": none of "defaultinstancetype", "small", "gpu", "huge" has a nodeSelector its labels ("") satisfy and requests within its capacity of 4 CPU, 8Gi memory, 1 GPU: give --labels, --cpu, --memory or --gpu`},
 	} {
 		_, err := computeQueues(cat, c.compute, c.named, c.labels, capacity)
 		require.Error(t, err, "%s %v", c.compute, c.named)

@@ -46,16 +46,16 @@ func computeQueues(cat *plan.Catalog, compute string, named []string, labels []p
 					"label %s=%s: start it with --labels %s=%s, or serve another instance type", t.Name, c.Name,
 					missing.Key, missing.Value, missing.Key, missing.Value)
 			}
-			if !fits(t.Requests, capacity) {
+			if !fits(stepNeed(t), capacity) {
 				return nil, fmt.Errorf("this worker cannot serve instance type %q of compute %q: a step requests %s, more than the "+
 					"worker's whole capacity of %s: give a larger --cpu, --memory or --gpu, or serve another instance type",
-					t.Name, c.Name, FormatResources(t.Requests), FormatResources(capacity))
+					t.Name, c.Name, FormatResources(stepNeed(t)), FormatResources(capacity))
 			}
 			types = append(types, t)
 		}
 	} else {
 		for _, t := range cat.AllInstanceTypes() {
-			if _, missing := missingLabel(c, t, labels); !missing && fits(t.Requests, capacity) {
+			if _, missing := missingLabel(c, t, labels); !missing && fits(stepNeed(t), capacity) {
 				types = append(types, t)
 			}
 		}
@@ -67,10 +67,19 @@ func computeQueues(cat *plan.Catalog, compute string, named []string, labels []p
 	}
 	out := make([]queue, 0, len(types))
 	for _, t := range types {
-		need := t.Requests
+		need := stepNeed(t)
 		out = append(out, queue{name: plan.InstanceTaskQueue(c.Name, t.Name), need: &need})
 	}
 	return out, nil
+}
+
+// stepNeed is what a running step of t holds: its CPU and memory
+// requests and its GPUs, which an instance type gives only as a limit (for
+// GPUs Kubernetes makes the request equal to the limit).
+func stepNeed(t plan.InstanceType) plan.ResourceList {
+	need := t.Requests
+	need.GPU = t.Limits.GPU
+	return need
 }
 
 // missingLabel returns a label of the compute's or the instance type's

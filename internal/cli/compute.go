@@ -118,8 +118,12 @@ func computeFields(c plan.Compute, cat *plan.Catalog) [][2]string {
 	if c.Identity != nil {
 		f = append(f, [2]string{"identity", strings.Join(append([]string{c.Identity.Type}, c.Identity.UserAssignedIdentities...), " ")})
 	}
+	queue := plan.TaskQueue(c.Name)
+	if c.Type == plan.ComputeKubernetes {
+		queue = plan.InstanceTaskQueue(c.Name, "<instance type>")
+	}
 	f = append(f, [2]string{"tags", plan.LabelsString(c.Tags)},
-		[2]string{"task_queue", plan.TaskQueue(c.Name) + " (serve it with `porch worker --compute " + c.Name + "`)"})
+		[2]string{"task_queue", queue + " (serve it with `porch worker --compute " + c.Name + "`)"})
 	return f
 }
 
