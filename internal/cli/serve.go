@@ -80,7 +80,9 @@ func (a *app) runDev(ctx context.Context, f devFlags) error {
 		return err
 	}
 	computes := append([]string{""}, normaliseComputes(f.computes)...)
-	if sess.worker, err = worker.Start(sess.client, worker.Options{Home: home, Computes: computes, Workflows: true}); err != nil {
+	// GPU -1: the machine's GPUs, as nvidia-smi lists them.
+	opts := worker.Options{Home: home, Computes: computes, Workflows: true, Capacity: plan.ResourceList{GPU: -1}}
+	if sess.worker, err = worker.Start(sess.client, opts); err != nil {
 		return fmt.Errorf("start the worker: %v", err)
 	}
 	removeState, err := writeDevState(home, devState{Address: sess.settings.Address, Namespace: f.namespace,
@@ -89,13 +91,13 @@ func (a *app) runDev(ctx context.Context, f devFlags) error {
 		return err
 	}
 	defer removeState()
-	a.printDevBanner(sess, f.db, computes, serverLog.Name(), workerLog.Name())
+	a.printDevBanner(sess, f.db, serverLog.Name(), workerLog.Name())
 	<-ctx.Done()
 	fmt.Fprintln(a.stdout, "porch dev: stopping")
 	return nil
 }
 
-func (a *app) printDevBanner(sess *session, db string, computes []string, logs ...string) {
+func (a *app) printDevBanner(sess *session, db string, logs ...string) {
 	addr := sess.settings.Address
 	w := a.stdout
 	fmt.Fprintf(w, "porch dev: temporal server at %s, namespace %s\n", addr, sess.settings.Namespace)
@@ -103,7 +105,7 @@ func (a *app) printDevBanner(sess *session, db string, computes []string, logs .
 		fmt.Fprintf(w, "  web UI:   %s\n", ui)
 	}
 	fmt.Fprintf(w, "  database: %s\n", db)
-	fmt.Fprintf(w, "  worker:   task queues %s\n", strings.Join(taskQueues(computes), ", "))
+	fmt.Fprintf(w, "  worker:   task queues %s\n", strings.Join(sess.worker.Queues(), ", "))
 	fmt.Fprintf(w, "  logs:     %s\n", strings.Join(logs, ", "))
 	fmt.Fprintf(w, "run a pipeline:  porch run --address %s FILE\n", addr)
 	fmt.Fprintf(w, "                 (porch job list/show/logs/cancel find this server without --address)\n")
@@ -248,15 +250,6 @@ func normaliseComputes(names []string) []string {
 			n = ""
 		}
 		out = append(out, n)
-	}
-	return out
-}
-
-// taskQueues names the queues of computes.
-func taskQueues(computes []string) []string {
-	out := make([]string, 0, len(computes))
-	for _, c := range computes {
-		out = append(out, plan.TaskQueue(c))
 	}
 	return out
 }

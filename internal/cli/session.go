@@ -166,7 +166,8 @@ func (a *app) startEmbedded(ctx context.Context, s settings, computes []string) 
 		sess.Close()
 		return nil, err
 	}
-	sess.worker, err = worker.Start(sess.client, worker.Options{Home: s.Home, Computes: computes, Workflows: true})
+	sess.worker, err = worker.Start(sess.client, worker.Options{Home: s.Home, Computes: computes, Workflows: true,
+		Capacity: plan.ResourceList{GPU: -1}}) // the machine's GPUs, as nvidia-smi lists them
 	if err != nil {
 		sess.Close()
 		return nil, fmt.Errorf("start the worker: %v", err)
