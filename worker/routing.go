@@ -91,6 +91,19 @@ func missingLabel(c plan.Compute, t plan.InstanceType, labels []plan.Label) (pla
 	return plan.SelectorSubset(t.NodeSelector, labels)
 }
 
+// allSelectors are the labels of every nodeSelector in the catalogue: a
+// worker with them satisfies all.
+func allSelectors(cat *plan.Catalog) []plan.Label {
+	var out []plan.Label
+	for _, c := range cat.Computes {
+		out = append(out, c.NodeSelector...)
+	}
+	for _, t := range cat.InstanceTypes {
+		out = append(out, t.NodeSelector...)
+	}
+	return out
+}
+
 func typeNames(ts []plan.InstanceType) string {
 	names := make([]string, len(ts))
 	for i, t := range ts {

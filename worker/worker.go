@@ -57,6 +57,13 @@ type Options struct {
 	// Labels are this worker's node labels, which instance types'
 	// nodeSelectors must be satisfied by.
 	Labels []plan.Label
+	// AnyNode makes the worker stand in for every node of its kubernetes
+	// computes, whatever their nodeSelectors (a run on a scratch server,
+	// where this machine is the whole cluster).
+	AnyNode bool
+	// Catalog resolves the computes' instance types; nil reads the
+	// server's catalogue.
+	Catalog *plan.Catalog
 	// Capacity is what this worker runs at once on instance-type queues;
 	// a zero CPU or memory is this machine's, a negative GPU count what
 	// nvidia-smi lists.
@@ -130,8 +137,11 @@ func serveQueues(c client.Client, opts Options, node string) ([]queue, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), startCatalogTimeout)
 	defer cancel()
-	cat, err := workflows.GetCatalog(ctx, c)
-	if err != nil {
+	var cat plan.Catalog
+	var err error
+	if opts.Catalog != nil {
+		cat = *opts.Catalog
+	} else if cat, err = workflows.GetCatalog(ctx, c); err != nil {
 		return nil, fmt.Errorf("read the porch server's catalogue of computes and instance types: %w", err)
 	}
 	capacity, err := resolveCapacity(ctx, opts.Capacity)
@@ -140,7 +150,11 @@ func serveQueues(c client.Client, opts Options, node string) ([]queue, error) {
 	}
 	var out []queue
 	for _, comp := range computes {
-		qs, err := computeQueues(&cat, comp, opts.InstanceTypes, opts.Labels, capacity)
+		labels := opts.Labels
+		if opts.AnyNode {
+			labels = allSelectors(&cat)
+		}
+		qs, err := computeQueues(&cat, comp, opts.InstanceTypes, labels, capacity)
 		if err != nil {
 			return nil, err
 		}
@@ -192,6 +206,9 @@ func (w *Worker) start(c client.Client, opts Options, q queue, acts, wfs bool) e
 			return fmt.Errorf("capacity of task queue %q: %w", q.name, err)
 		}
 		wo.Tuner = tuner
+		// Each poller holds a step's requests while it waits for a task:
+		// one per queue keeps that to one step per instance type.
+		wo.MaxConcurrentActivityTaskPollers = 1
 	}
 	sw := sdkworker.New(c, q.name, wo)
 	if acts {
