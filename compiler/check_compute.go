@@ -72,7 +72,8 @@ func (c *checker) checkInstanceTypes(refs []*scalarAST) {
 // sizeSteps fills each step's VM size and cores per instance from the
 // registered compute it runs on, for quotas: an amlcompute's size and its
 // vCPUs, or a kubernetes compute's instance type (the step's, else the
-// compute's default) and its CPU request rounded up to whole cores. A step
+// compute's default) and its CPU request rounded up to whole cores, and
+// the instance type's task queue, which routes the step. A step
 // on an unregistered compute, or on a size porch cannot read, claims no
 // quota.
 func sizeSteps(p *plan.Pipeline, cat *plan.Catalog) {
@@ -92,6 +93,7 @@ func sizeSteps(p *plan.Pipeline, cat *plan.Catalog) {
 			}
 			if t, ok := cat.InstanceTypeFor(name); ok {
 				r.Cores = int((t.Requests.MilliCPU + 999) / 1000)
+				r.TaskQueue = plan.InstanceTaskQueue(c.Name, t.Name)
 			}
 		}
 	}

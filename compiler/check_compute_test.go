@@ -49,7 +49,8 @@ func TestComputesUncheckedWithoutRegisteredComputes(t *testing.T) {
 
 // TestStepsGetTheirComputesCores fills each step's cores per instance from
 // its registered compute, for quotas: a VM size's vCPUs, or an instance
-// type's CPU request rounded up, nested pipelines included.
+// type's CPU request rounded up, nested pipelines included; a kubernetes
+// compute's steps are routed to their instance type's task queue.
 func TestStepsGetTheirComputesCores(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "pipeline.yml")
 	require.NoError(t, os.WriteFile(file, []byte(`type: pipeline
@@ -85,8 +86,15 @@ jobs:
 	require.False(t, diags.HasErrors(), "%s", diags.Error())
 	res := func(steps []plan.Step, name string) plan.Resources { return step(t, steps, name).Command.Resources }
 	assert.Equal(t, plan.Resources{InstanceCount: 3, Size: "Standard_DS3_v2", Cores: 4}, res(p.Pipeline.Steps, "cluster"))
-	assert.Equal(t, plan.Resources{InstanceType: "big", Cores: 3}, res(p.Pipeline.Steps, "pod"))
-	assert.Equal(t, plan.Resources{Cores: 1}, res(p.Pipeline.Steps, "default_type"), "defaultinstancetype requests 100m")
+	assert.Equal(t, plan.Resources{InstanceType: "big", Cores: 3, TaskQueue: "porch-compute-k8s-big"}, res(p.Pipeline.Steps, "pod"))
+	assert.Equal(t, plan.Resources{Cores: 1, TaskQueue: "porch-compute-k8s-defaultinstancetype"}, res(p.Pipeline.Steps, "default_type"),
+		"defaultinstancetype requests 100m")
 	assert.Equal(t, plan.Resources{}, res(p.Pipeline.Steps, "queue"), "the default queue is no registered compute")
 	assert.Equal(t, 4, res(step(t, p.Pipeline.Steps, "nested").Pipeline.Steps, "inner").Cores)
+	assert.Equal(t, []plan.ComputeQueue{
+		{Compute: "", Queue: "porch"},
+		{Compute: "cpu-cluster", Queue: "porch-compute-cpu-cluster"},
+		{Compute: "k8s", Queue: "porch-compute-k8s-big"},
+		{Compute: "k8s", Queue: "porch-compute-k8s-defaultinstancetype"},
+	}, p.TaskQueues(), "the queues a run needs workers on")
 }

@@ -113,3 +113,21 @@ func ceilInt64(v *big.Rat, scale int64) (int64, bool) {
 	}
 	return q.Int64(), true
 }
+
+// ParseQuantityUnits parses a Kubernetes quantity as a whole number of
+// 1/scale units, rounding up as Kubernetes does: scale 1000 reads CPU in
+// millicores, scale 1 memory in bytes. It refuses negative quantities.
+func ParseQuantityUnits(s string, scale int64) (int64, error) {
+	q, err := ParseQuantity(s)
+	if err != nil {
+		return 0, err
+	}
+	if q.Sign() < 0 {
+		return 0, fmt.Errorf("%q is negative", s)
+	}
+	v, ok := ceilInt64(q, scale)
+	if !ok {
+		return 0, fmt.Errorf("%q is too large", s)
+	}
+	return v, nil
+}

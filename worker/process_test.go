@@ -1,6 +1,7 @@
 package worker_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -21,6 +22,9 @@ const (
 	workerHomeEnv    = "PORCH_TEST_WORKER_HOME"
 	workerComputeEnv = "PORCH_TEST_WORKER_COMPUTE"
 	workerNodeEnv    = "PORCH_TEST_WORKER_NODE"
+	// workerRoutingEnv holds JSON of worker.Options's InstanceTypes,
+	// Labels and Capacity.
+	workerRoutingEnv = "PORCH_TEST_WORKER_ROUTING"
 )
 
 // runWorkerProcess serves one compute until SIGTERM or SIGKILL.
@@ -31,11 +35,15 @@ func runWorkerProcess() int {
 		return 1
 	}
 	defer c.Close()
-	w, err := worker.Start(c, worker.Options{
-		Home:     os.Getenv(workerHomeEnv),
-		Computes: []string{os.Getenv(workerComputeEnv)},
-		Node:     os.Getenv(workerNodeEnv),
-	})
+	var opts worker.Options
+	if r := os.Getenv(workerRoutingEnv); r != "" {
+		if err := json.Unmarshal([]byte(r), &opts); err != nil {
+			fmt.Fprintln(os.Stderr, "routing options:", err)
+			return 1
+		}
+	}
+	opts.Home, opts.Computes, opts.Node = os.Getenv(workerHomeEnv), []string{os.Getenv(workerComputeEnv)}, os.Getenv(workerNodeEnv)
+	w, err := worker.Start(c, opts)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "start worker:", err)
 		return 1
@@ -50,11 +58,19 @@ func runWorkerProcess() int {
 // startWorkerProcess starts the test binary as a worker serving compute
 // under home, named node. The test's cleanup kills it.
 func startWorkerProcess(t *testing.T, home, compute, node string) *exec.Cmd {
+	return startRoutedWorkerProcess(t, home, compute, node, worker.Options{})
+}
+
+// startRoutedWorkerProcess is startWorkerProcess with the instance types,
+// labels and capacity of routing.
+func startRoutedWorkerProcess(t *testing.T, home, compute, node string, routing worker.Options) *exec.Cmd {
 	t.Helper()
+	r, err := json.Marshal(worker.Options{InstanceTypes: routing.InstanceTypes, Labels: routing.Labels, Capacity: routing.Capacity})
+	require.NoError(t, err)
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(),
 		workerAddressEnv+"="+serverAddress, workerHomeEnv+"="+home,
-		workerComputeEnv+"="+compute, workerNodeEnv+"="+node)
+		workerComputeEnv+"="+compute, workerNodeEnv+"="+node, workerRoutingEnv+"="+string(r))
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() {

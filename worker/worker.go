@@ -9,7 +9,7 @@ import (
 	"os"
 	"runtime/debug"
 	"slices"
-	"sort"
+	"strings"
 	"time"
 
 	"go.temporal.io/sdk/client"
@@ -28,6 +28,10 @@ const heartbeatThrottle = time.Second
 // catalogTimeout bounds reading the server's catalogue of datastores; a
 // worker keeps its last copy when it cannot.
 const catalogTimeout = 5 * time.Second
+
+// startCatalogTimeout bounds reading the catalogue at start, when a
+// worker learns its computes' instance types: it cannot start without.
+const startCatalogTimeout = 30 * time.Second
 
 // Options says what a worker serves.
 type Options struct {
@@ -51,6 +55,23 @@ type Options struct {
 	// of the server the worker's client is connected to. An embedded
 	// `porch run` gives the catalogue of the running `porch dev`.
 	Datastores func(ctx context.Context) ([]plan.Datastore, error)
+	// InstanceTypes are the instance types of kubernetes computes this
+	// worker serves; none means every one its labels and capacity allow.
+	InstanceTypes []string
+	// Labels are this worker's node labels, which instance types'
+	// nodeSelectors must be satisfied by.
+	Labels []plan.Label
+	// AnyNode makes the worker stand in for every node of its kubernetes
+	// computes, whatever their nodeSelectors (a run on a scratch server,
+	// where this machine is the whole cluster).
+	AnyNode bool
+	// Catalog resolves the computes' instance types; nil reads the
+	// server's catalogue.
+	Catalog *plan.Catalog
+	// Capacity is what this worker runs at once on instance-type queues;
+	// a zero CPU or memory is this machine's, a negative GPU count what
+	// nvidia-smi lists.
+	Capacity plan.ResourceList
 }
 
 // CatalogDatastores reads the datastores of the catalogue on c's server.
@@ -64,27 +85,17 @@ func CatalogDatastores(c client.Client) func(ctx context.Context) ([]plan.Datast
 // Worker is a set of started SDK workers, one per task queue.
 type Worker struct {
 	workers []sdkworker.Worker
+	queues  []string
 	acts    *activities.Activities
 }
 
-// Start starts workers for every queue the options name.
+// Start starts workers for every queue the options name: the default
+// queue first, so that a worker running workflows answers the catalogue
+// query that resolves a kubernetes compute's instance-type queues.
 func Start(c client.Client, opts Options) (*Worker, error) {
-	queues := map[string]bool{}
-	for _, comp := range opts.Computes {
-		queues[plan.TaskQueue(comp)] = true
-	}
-	if opts.Workflows {
-		queues[plan.DefaultTaskQueue] = true
-	}
-	if len(queues) == 0 {
+	if len(opts.Computes) == 0 && !opts.Workflows {
 		return nil, fmt.Errorf("a worker needs a compute to serve or --workflows")
 	}
-	names := make([]string, 0, len(queues))
-	for q := range queues {
-		names = append(names, q)
-	}
-	sort.Strings(names)
-
 	if opts.BuildID == "" {
 		opts.BuildID = defaultBuildID()
 	}
@@ -104,37 +115,140 @@ func Start(c client.Client, opts Options) (*Worker, error) {
 		},
 	}
 	w := &Worker{acts: acts}
-	serves := len(opts.Computes) > 0
-	if serves {
-		// The node's own queue: a parallel step's resource monitor must run
-		// on the node it measures.
-		names = append(names, activities.NodeTaskQueue(acts.NodeName()))
+	defaultActs := slices.Contains(opts.Computes, "")
+	if opts.Workflows || defaultActs {
+		if err := w.start(c, opts, queue{name: plan.DefaultTaskQueue}, defaultActs, opts.Workflows); err != nil {
+			return nil, err
+		}
 	}
-	for _, q := range names {
-		sw := sdkworker.New(c, q, sdkworker.Options{
-			// A readable build id in the UI and in reset points, rather
-			// than a checksum of the binary.
-			BuildID: opts.BuildID,
-			// The node name, as history, the UI and porch compute show
-			// name the worker that ran a step.
-			Identity:                         acts.NodeName(),
-			MaxHeartbeatThrottleInterval:     heartbeatThrottle,
-			DefaultHeartbeatThrottleInterval: heartbeatThrottle,
-		})
-		if q != plan.DefaultTaskQueue || slices.Contains(opts.Computes, "") {
-			acts.Register(sw)
+	queues, err := serveQueues(c, opts, acts.NodeName())
+	if err != nil {
+		w.Stop()
+		return nil, err
+	}
+	for _, q := range queues {
+		if err := w.start(c, opts, q, true, false); err != nil {
+			return nil, err
 		}
-		if q == plan.DefaultTaskQueue && opts.Workflows {
-			workflows.Register(sw)
-		}
-		if err := sw.Start(); err != nil {
-			w.Stop()
-			return nil, fmt.Errorf("start worker on task queue %q: %w", q, err)
-		}
-		w.workers = append(w.workers, sw)
 	}
 	return w, nil
 }
+
+// serveQueues lists the queues of the options' computes other than the
+// default one, sorted, then the node's own queue: a parallel step's
+// resource monitor must run on the node it measures.
+func serveQueues(c client.Client, opts Options, node string) ([]queue, error) {
+	var computes []string
+	for _, comp := range opts.Computes {
+		if comp != "" && !slices.Contains(computes, comp) {
+			computes = append(computes, comp)
+		}
+	}
+	if len(computes) == 0 {
+		if len(opts.Computes) > 0 {
+			return []queue{{name: activities.NodeTaskQueue(node)}}, nil
+		}
+		return nil, nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), startCatalogTimeout)
+	defer cancel()
+	var cat plan.Catalog
+	var err error
+	if opts.Catalog != nil {
+		cat = *opts.Catalog
+	} else if cat, err = workflows.GetCatalog(ctx, c); err != nil {
+		return nil, fmt.Errorf("read the porch server's catalogue of computes and instance types: %w", err)
+	}
+	capacity, err := resolveCapacity(ctx, opts.Capacity)
+	if err != nil {
+		return nil, err
+	}
+	var out []queue
+	for _, comp := range computes {
+		labels := opts.Labels
+		if opts.AnyNode {
+			labels = allSelectors(&cat)
+		}
+		qs, err := computeQueues(&cat, comp, opts.InstanceTypes, labels, capacity)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, qs...)
+	}
+	slices.SortFunc(out, func(a, b queue) int { return strings.Compare(a.name, b.name) })
+	pool := newCapacityPool(capacity)
+	for i := range out {
+		out[i].pool = pool
+	}
+	return append(out, queue{name: activities.NodeTaskQueue(node)}), nil
+}
+
+// resolveCapacity fills what the options leave zero with what this
+// machine has.
+func resolveCapacity(ctx context.Context, given plan.ResourceList) (plan.ResourceList, error) {
+	if given.MilliCPU > 0 && given.MemoryBytes > 0 && given.GPU >= 0 {
+		return given, nil
+	}
+	found, err := DetectCapacity(ctx)
+	if err != nil {
+		return given, err
+	}
+	if given.MilliCPU == 0 {
+		given.MilliCPU = found.MilliCPU
+	}
+	if given.MemoryBytes == 0 {
+		given.MemoryBytes = found.MemoryBytes
+	}
+	if given.GPU < 0 {
+		given.GPU = found.GPU
+	}
+	return given, nil
+}
+
+// start starts one SDK worker on q, with activities and workflows as asked.
+func (w *Worker) start(c client.Client, opts Options, q queue, acts, wfs bool) error {
+	wo := sdkworker.Options{
+		// A readable build id in the UI and in reset points, rather
+		// than a checksum of the binary.
+		BuildID: opts.BuildID,
+		// The node name, as history, the UI and porch compute show name
+		// the worker that ran a step.
+		Identity:                         w.acts.NodeName(),
+		MaxHeartbeatThrottleInterval:     heartbeatThrottle,
+		DefaultHeartbeatThrottleInterval: heartbeatThrottle,
+	}
+	if q.need != nil {
+		tuner, err := instanceTuner(q.pool, *q.need)
+		if err != nil {
+			w.Stop()
+			return fmt.Errorf("capacity of task queue %q: %w", q.name, err)
+		}
+		wo.Tuner = tuner
+		// Each poller holds a step's requests while it waits for a task:
+		// one per queue keeps that to one step per instance type.
+		wo.MaxConcurrentActivityTaskPollers = 1
+	}
+	sw := sdkworker.New(c, q.name, wo)
+	if acts {
+		w.acts.Register(sw)
+	}
+	if wfs {
+		workflows.Register(sw)
+	}
+	if err := sw.Start(); err != nil {
+		w.Stop()
+		return fmt.Errorf("start worker on task queue %q: %w", q.name, err)
+	}
+	w.workers = append(w.workers, sw)
+	if acts && q.name != activities.NodeTaskQueue(w.acts.NodeName()) {
+		w.queues = append(w.queues, q.name)
+	}
+	return nil
+}
+
+// Queues are the task queues whose steps this worker runs, in the order
+// it started them (the default queue first).
+func (w *Worker) Queues() []string { return w.queues }
 
 // Node is this worker's node name.
 func (w *Worker) Node() string { return w.acts.NodeName() }

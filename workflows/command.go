@@ -7,7 +7,6 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/porch-pipelines/porch/activities"
-	"github.com/porch-pipelines/porch/compiler/plan"
 )
 
 // Command step activity settings.
@@ -31,7 +30,7 @@ const (
 func CommandStep(ctx workflow.Context, in CommandStepInput) (activities.RunCommandResult, error) {
 	limit := time.Duration(in.Run.Command.TimeoutSeconds) * time.Second
 	opts := workflow.ActivityOptions{
-		TaskQueue:           plan.TaskQueue(in.Compute),
+		TaskQueue:           in.Run.Command.Resources.Queue(in.Compute),
 		StartToCloseTimeout: noTimeout,
 		HeartbeatTimeout:    heartbeatTimeout,
 		WaitForCancellation: true,

@@ -116,7 +116,7 @@ func (r *parallelRun) snapshot() ParallelProgress {
 // plan runs PlanMiniBatches on the step's compute.
 func (r *parallelRun) plan(ctx workflow.Context) error {
 	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		TaskQueue:           plan.TaskQueue(r.in.Compute),
+		TaskQueue:           r.in.Plan.Parallel.Resources.Queue(r.in.Compute),
 		StartToCloseTimeout: planTimeout,
 		RetryPolicy: &temporal.RetryPolicy{
 			MaximumAttempts:        infraAttempts,
@@ -213,7 +213,7 @@ func (r *parallelRun) nextIndex(ctx workflow.Context) (int, bool) {
 	}
 	for len(st.Pending) == 0 && st.Next < st.Plan.Batches {
 		actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-			TaskQueue:           plan.TaskQueue(r.in.Compute),
+			TaskQueue:           r.in.Plan.Parallel.Resources.Queue(r.in.Compute),
 			StartToCloseTimeout: 10 * time.Minute,
 			RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: infraAttempts},
 		})
@@ -245,7 +245,7 @@ func (r *parallelRun) batchOptions(ctx workflow.Context) workflow.Context {
 		hb = defaultProgressTimeout
 	}
 	opts := workflow.ActivityOptions{
-		TaskQueue:           plan.TaskQueue(r.in.Compute),
+		TaskQueue:           r.in.Plan.Parallel.Resources.Queue(r.in.Compute),
 		StartToCloseTimeout: time.Duration(p.Retry.TimeoutSeconds+p.TaskOverheadTimeoutSeconds)*time.Second + batchSlack,
 		HeartbeatTimeout:    hb,
 		WaitForCancellation: true,
@@ -420,7 +420,7 @@ func (r *parallelRun) reportProgress(ctx workflow.Context) {
 	}
 	r.st.LastReport = now
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		TaskQueue:           plan.TaskQueue(r.in.Compute),
+		TaskQueue:           r.in.Plan.Parallel.Resources.Queue(r.in.Compute),
 		StartToCloseTimeout: time.Minute,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
 	})
@@ -444,7 +444,7 @@ func (r *parallelRun) finish(ctx workflow.Context, outcome batchOutcome) (Parall
 		fctx, _ = workflow.NewDisconnectedContext(ctx)
 	}
 	fctx = workflow.WithActivityOptions(fctx, workflow.ActivityOptions{
-		TaskQueue:           plan.TaskQueue(r.in.Compute),
+		TaskQueue:           r.in.Plan.Parallel.Resources.Queue(r.in.Compute),
 		StartToCloseTimeout: planTimeout,
 		HeartbeatTimeout:    5 * time.Minute,
 		RetryPolicy: &temporal.RetryPolicy{

@@ -30,6 +30,13 @@ func TaskQueue(compute string) string {
 	return DefaultTaskQueue + "-compute-" + compute
 }
 
+// InstanceTaskQueue returns the task queue that serves one instance type
+// of a kubernetes compute: porch-compute-<compute>-<instance type>. Workers
+// serving that type take its steps, each holding the type's requests.
+func InstanceTaskQueue(compute, instanceType string) string {
+	return TaskQueue(compute) + "-" + instanceType
+}
+
 // Plan is a compiled pipeline job.
 type Plan struct {
 	Version        int               `json:"version"`
@@ -133,10 +140,23 @@ type Resources struct {
 	// quota applies to the step.
 	Size  string `json:"size,omitempty"`
 	Cores int    `json:"cores,omitempty"`
+	// TaskQueue is the task queue of the step's instance type on a
+	// registered kubernetes compute (InstanceTaskQueue), resolved when the
+	// pipeline is submitted; "" means the compute's own queue.
+	TaskQueue string `json:"task_queue,omitempty"`
 }
 
 // Instances is the step's instance count: at least 1.
 func (r Resources) Instances() int { return max(r.InstanceCount, 1) }
+
+// Queue is the task queue the step's activities run on: its instance
+// type's queue when the compiler resolved one, else the compute's.
+func (r Resources) Queue(compute string) string {
+	if r.TaskQueue != "" {
+		return r.TaskQueue
+	}
+	return TaskQueue(compute)
+}
 
 // Distribution is a distributed-training configuration.
 type Distribution struct {
@@ -268,5 +288,39 @@ func (p *Plan) Computes() []string {
 		out = append(out, c)
 	}
 	sort.Strings(out)
+	return out
+}
+
+// ComputeQueue is a task queue a plan's steps run on and their compute.
+type ComputeQueue struct {
+	Compute string
+	Queue   string
+}
+
+// TaskQueues returns the task queues the plan's command, parallel and
+// sweep steps run on, nested pipelines included, sorted by queue, without
+// duplicates.
+func (p *Plan) TaskQueues() []ComputeQueue {
+	seen := map[ComputeQueue]bool{}
+	var walk func(pl Pipeline)
+	walk = func(pl Pipeline) {
+		for _, s := range pl.Steps {
+			switch {
+			case s.Command != nil:
+				seen[ComputeQueue{s.Compute, s.Command.Resources.Queue(s.Compute)}] = true
+			case s.Parallel != nil:
+				seen[ComputeQueue{s.Compute, s.Parallel.Resources.Queue(s.Compute)}] = true
+			}
+			if s.Pipeline != nil {
+				walk(*s.Pipeline)
+			}
+		}
+	}
+	walk(p.Pipeline)
+	out := make([]ComputeQueue, 0, len(seen))
+	for q := range seen {
+		out = append(out, q)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Queue < out[j].Queue })
 	return out
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/porch-pipelines/porch/compiler/plan"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 )
@@ -58,6 +59,9 @@ type app struct {
 	getenv         func(string) string
 	// terminal says whether stdout is a terminal (live redrawn progress).
 	terminal bool
+	// catalog is the server catalogue the last compile used, nil for
+	// none: an embedded run's worker routes by the same one.
+	compiledCatalog *plan.Catalog
 }
 
 // Run runs the porch command line args (without the program name) and

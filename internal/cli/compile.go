@@ -88,6 +88,7 @@ func (a *app) compile(ctx context.Context, path string, set map[string]string, s
 	if diags.HasErrors() || namesCompute(p) {
 		if cat := a.serverCatalog(ctx, server); cat != nil {
 			p, diags = compiler.Compile(path, compiler.Options{Set: set, Catalog: cat})
+			a.compiledCatalog = cat
 		}
 	}
 	if len(diags) > 0 {

@@ -56,7 +56,7 @@ func (a *app) computeCommand() *cobra.Command {
 							args[0], sess.settings.Address)
 					}
 					a.fields(computeFields(c, &cat))
-					a.fields(a.computeLive(ctx, sess, c))
+					a.fields(a.computeLive(ctx, sess, c, &cat))
 					return nil
 				})
 			}),
@@ -123,8 +123,12 @@ func computeFields(c plan.Compute, cat *plan.Catalog) [][2]string {
 	if c.Identity != nil {
 		f = append(f, [2]string{"identity", strings.Join(append([]string{c.Identity.Type}, c.Identity.UserAssignedIdentities...), " ")})
 	}
+	queue := plan.TaskQueue(c.Name)
+	if c.Type == plan.ComputeKubernetes {
+		queue = plan.InstanceTaskQueue(c.Name, "<instance type>")
+	}
 	f = append(f, [2]string{"tags", plan.LabelsString(c.Tags)},
-		[2]string{"task_queue", plan.TaskQueue(c.Name) + " (serve it with `porch worker --compute " + c.Name + "`)"})
+		[2]string{"task_queue", queue + " (serve it with `porch worker --compute " + c.Name + "`)"})
 	return f
 }
 
@@ -294,18 +298,33 @@ func typeNames(ts []plan.InstanceType) string {
 // rather than the catalogue: the nodes polling the compute's task queue
 // (porch worker --compute NAME, named by --node) and the compute's and its
 // size's quotas.
-func (a *app) computeLive(ctx context.Context, sess *session, c plan.Compute) [][2]string {
+func (a *app) computeLive(ctx context.Context, sess *session, c plan.Compute, cat *plan.Catalog) [][2]string {
 	var f [][2]string
-	nodes := "none: start one with `porch worker --compute " + c.Name + "`"
-	resp, err := sess.client.DescribeTaskQueue(ctx, plan.TaskQueue(c.Name), enums.TASK_QUEUE_TYPE_ACTIVITY)
-	if err != nil {
-		nodes = "unknown: " + err.Error()
-	} else if pollers := resp.GetPollers(); len(pollers) > 0 {
-		var names []string
-		for _, p := range pollers {
-			seen := time.Since(p.GetLastAccessTime().AsTime()).Round(time.Second)
-			names = append(names, fmt.Sprintf("%s (polled %s ago)", p.GetIdentity(), seen))
+	queues := []string{plan.TaskQueue(c.Name)}
+	if c.Type == plan.ComputeKubernetes {
+		queues = nil
+		for _, t := range cat.AllInstanceTypes() {
+			queues = append(queues, plan.InstanceTaskQueue(c.Name, t.Name))
 		}
+	}
+	var names []string
+	for _, q := range queues {
+		resp, err := sess.client.DescribeTaskQueue(ctx, q, enums.TASK_QUEUE_TYPE_ACTIVITY)
+		if err != nil {
+			f = append(f, [2]string{"nodes", "unknown: " + err.Error()})
+			return f
+		}
+		for _, p := range resp.GetPollers() {
+			seen := time.Since(p.GetLastAccessTime().AsTime()).Round(time.Second)
+			name := fmt.Sprintf("%s (polled %s ago)", p.GetIdentity(), seen)
+			if len(queues) > 1 {
+				name = fmt.Sprintf("%s on %s (polled %s ago)", p.GetIdentity(), q, seen)
+			}
+			names = append(names, name)
+		}
+	}
+	nodes := "none: start one with `porch worker --compute " + c.Name + "`"
+	if len(names) > 0 {
 		sort.Strings(names)
 		nodes = fmt.Sprintf("%d: %s", len(names), strings.Join(names, ", "))
 	}

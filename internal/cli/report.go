@@ -195,8 +195,8 @@ func (a *app) checkWorkers(ctx context.Context, sess *session, p *plan.Plan) {
 		fmt.Fprintf(a.stderr, "porch: warning: no worker runs porch workflows on %s (task queue %q): "+
 			"start one with: porch worker --address %s\n", addr, plan.DefaultTaskQueue, addr)
 	}
-	for _, compute := range p.Computes() {
-		tq := plan.TaskQueue(compute)
+	for _, q := range p.TaskQueues() {
+		compute, tq := q.Compute, q.Queue
 		if hasPollers(ctx, sess.client, tq, enums.TASK_QUEUE_TYPE_ACTIVITY) {
 			continue
 		}

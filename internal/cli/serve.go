@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/porch-pipelines/porch/compiler/plan"
+	"github.com/porch-pipelines/porch/compute"
 	"github.com/porch-pipelines/porch/internal/devserver"
 	"github.com/porch-pipelines/porch/worker"
 	"github.com/porch-pipelines/porch/workflows"
@@ -79,7 +80,9 @@ func (a *app) runDev(ctx context.Context, f devFlags) error {
 		return err
 	}
 	computes := append([]string{""}, normaliseComputes(f.computes)...)
-	if sess.worker, err = worker.Start(sess.client, worker.Options{Home: home, Computes: computes, Workflows: true}); err != nil {
+	// GPU -1: the machine's GPUs, as nvidia-smi lists them.
+	opts := worker.Options{Home: home, Computes: computes, Workflows: true, Capacity: plan.ResourceList{GPU: -1}}
+	if sess.worker, err = worker.Start(sess.client, opts); err != nil {
 		return fmt.Errorf("start the worker: %v", err)
 	}
 	removeState, err := writeDevState(home, devState{Address: sess.settings.Address, Namespace: f.namespace,
@@ -88,13 +91,13 @@ func (a *app) runDev(ctx context.Context, f devFlags) error {
 		return err
 	}
 	defer removeState()
-	a.printDevBanner(sess, f.db, computes, serverLog.Name(), workerLog.Name())
+	a.printDevBanner(sess, f.db, serverLog.Name(), workerLog.Name())
 	<-ctx.Done()
 	fmt.Fprintln(a.stdout, "porch dev: stopping")
 	return nil
 }
 
-func (a *app) printDevBanner(sess *session, db string, computes []string, logs ...string) {
+func (a *app) printDevBanner(sess *session, db string, logs ...string) {
 	addr := sess.settings.Address
 	w := a.stdout
 	fmt.Fprintf(w, "porch dev: temporal server at %s, namespace %s\n", addr, sess.settings.Namespace)
@@ -102,7 +105,7 @@ func (a *app) printDevBanner(sess *session, db string, computes []string, logs .
 		fmt.Fprintf(w, "  web UI:   %s\n", ui)
 	}
 	fmt.Fprintf(w, "  database: %s\n", db)
-	fmt.Fprintf(w, "  worker:   task queues %s\n", strings.Join(taskQueues(computes), ", "))
+	fmt.Fprintf(w, "  worker:   task queues %s\n", strings.Join(sess.worker.Queues(), ", "))
 	fmt.Fprintf(w, "  logs:     %s\n", strings.Join(logs, ", "))
 	fmt.Fprintf(w, "run a pipeline:  porch run --address %s FILE\n", addr)
 	fmt.Fprintf(w, "                 (porch job list/show/logs/cancel find this server without --address)\n")
@@ -113,30 +116,101 @@ func (a *app) printDevBanner(sess *session, db string, computes []string, logs .
 
 func (a *app) workerCommand() *cobra.Command {
 	var flags serverFlags
-	var computes []string
+	var computes, instanceTypes []string
 	var withWorkflows bool
-	var python, node string
+	var python, node, labels, cpu, memory string
+	var gpu int64
 	cmd := &cobra.Command{
 		Use:   "worker",
 		Short: "Run a worker: porch workflows and the steps of the given computes",
 		Long: "Run a worker for a Temporal server. Without --compute it runs porch workflows and the steps\n" +
 			"of the default compute; with --compute it serves those computes (add --workflows to run\n" +
-			"workflows too).",
+			"workflows too).\n\n" +
+			"On a kubernetes compute each instance type is a task queue of its own\n" +
+			"(porch-compute-<compute>-<instance type>). The worker serves the instance types named with\n" +
+			"--instance-type, or without it every applied one whose nodeSelector its --labels satisfy\n" +
+			"and whose requests fit its capacity. It runs no more steps at once than its capacity fits:\n" +
+			"a running step holds its instance type's CPU, memory and GPU requests. Capacity is this\n" +
+			"machine's cores, memory and nvidia-smi GPUs unless --cpu, --memory or --gpu say otherwise.",
+		Example: "  porch worker --compute k8s --instance-type gpu-small --labels accelerator=nvidia --gpu 1\n" +
+			"  porch worker --compute k8s --cpu 4 --memory 16Gi",
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts := worker.Options{Computes: normaliseComputes(computes), Workflows: withWorkflows, Python: python, Node: node}
+			opts := worker.Options{Computes: normaliseComputes(computes), Workflows: withWorkflows, Python: python, Node: node,
+				InstanceTypes: instanceTypes}
+			var err error
+			if opts.Labels, err = parseLabels(labels); err != nil {
+				return err
+			}
+			if opts.Capacity, err = parseCapacity(cpu, memory, gpu); err != nil {
+				return err
+			}
 			if len(computes) == 0 {
+				if len(instanceTypes) > 0 {
+					return fmt.Errorf("--instance-type needs --compute: name the kubernetes compute whose instance types this worker serves")
+				}
 				opts.Computes, opts.Workflows = []string{""}, true
 			}
 			return a.runWorker(cmd.Context(), flags, opts)
 		},
 	}
-	cmd.Flags().StringArrayVar(&computes, "compute", nil, "serve this compute's steps (repeatable; \"\" or serverless is the default queue)")
-	cmd.Flags().BoolVar(&withWorkflows, "workflows", false, "also run porch workflows (the default without --compute)")
-	cmd.Flags().StringVar(&python, "python", "", "Python interpreter for parallel steps' entry scripts (default $PORCH_PYTHON, else python3)")
-	cmd.Flags().StringVar(&node, "node", "", "name of this worker in parallel steps' logs (default <hostname>-<pid>)")
+	f := cmd.Flags()
+	f.StringArrayVar(&computes, "compute", nil, "serve this compute's steps (repeatable; \"\" or serverless is the default queue)")
+	f.BoolVar(&withWorkflows, "workflows", false, "also run porch workflows (the default without --compute)")
+	f.StringVar(&python, "python", "", "Python interpreter for parallel steps' entry scripts (default $PORCH_PYTHON, else python3)")
+	f.StringVar(&node, "node", "", "name of this worker in parallel steps' logs (default <hostname>-<pid>)")
+	f.StringSliceVar(&instanceTypes, "instance-type", nil, "serve this instance type of a kubernetes compute (repeatable; default every one the labels and capacity allow)")
+	f.StringVar(&labels, "labels", "", "this worker's node labels, k=v,k=v, matched against instance types' nodeSelector")
+	f.StringVar(&cpu, "cpu", "", "CPUs this worker offers, a Kubernetes quantity such as 4 or 1500m (default: this machine's cores)")
+	f.StringVar(&memory, "memory", "", "memory this worker offers, a Kubernetes quantity such as 16Gi (default: this machine's)")
+	f.Int64Var(&gpu, "gpu", -1, "GPUs this worker offers (default: those nvidia-smi lists)")
 	flags.register(cmd)
 	return cmd
+}
+
+// parseLabels reads --labels k=v,k=v.
+func parseLabels(s string) ([]plan.Label, error) {
+	var out []plan.Label
+	for _, kv := range strings.Split(s, ",") {
+		if kv = strings.TrimSpace(kv); kv == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || strings.TrimSpace(k) == "" {
+			return nil, fmt.Errorf("--labels: %q is not key=value: write --labels k=v,k2=v2", kv)
+		}
+		out = append(out, plan.Label{Key: strings.TrimSpace(k), Value: strings.TrimSpace(v)})
+	}
+	return out, nil
+}
+
+// parseCapacity reads --cpu, --memory and --gpu; what is not given stays
+// zero, for the worker to detect.
+func parseCapacity(cpu, memory string, gpu int64) (plan.ResourceList, error) {
+	var r plan.ResourceList
+	var err error
+	if cpu != "" {
+		if r.MilliCPU, err = compute.ParseQuantityUnits(cpu, 1000); err != nil || r.MilliCPU == 0 {
+			return r, fmt.Errorf("--cpu %s: %v: give CPUs as a Kubernetes quantity above zero, such as 4 or 1500m", cpu, errOrZero(err))
+		}
+	}
+	if memory != "" {
+		if r.MemoryBytes, err = compute.ParseQuantityUnits(memory, 1); err != nil || r.MemoryBytes == 0 {
+			return r, fmt.Errorf("--memory %s: %v: give memory as a Kubernetes quantity above zero, such as 16Gi or 1500Mi", memory, errOrZero(err))
+		}
+	}
+	if gpu < -1 {
+		return r, fmt.Errorf("--gpu %d is negative: give a number of GPUs, 0 or more", gpu)
+	}
+	r.GPU = gpu // -1: those nvidia-smi lists
+	return r, nil
+}
+
+func errOrZero(err error) error {
+	if err == nil {
+		return fmt.Errorf("it is zero")
+	}
+	return err
 }
 
 func (a *app) runWorker(ctx context.Context, flags serverFlags, opts worker.Options) error {
@@ -154,7 +228,7 @@ func (a *app) runWorker(ctx context.Context, flags serverFlags, opts worker.Opti
 	if err != nil {
 		return fmt.Errorf("start the worker: %v", err)
 	}
-	what := "steps on task queues " + strings.Join(taskQueues(opts.Computes), ", ")
+	what := "steps on task queues " + strings.Join(w.Queues(), ", ")
 	if opts.Workflows {
 		what = "porch workflows and " + what
 	}
@@ -176,15 +250,6 @@ func normaliseComputes(names []string) []string {
 			n = ""
 		}
 		out = append(out, n)
-	}
-	return out
-}
-
-// taskQueues names the queues of computes.
-func taskQueues(computes []string) []string {
-	out := make([]string, 0, len(computes))
-	for _, c := range computes {
-		out = append(out, plan.TaskQueue(c))
 	}
 	return out
 }

@@ -225,8 +225,13 @@ func (a *app) startEmbedded(ctx context.Context, s settings, computes []string, 
 			sess.catalog = c
 		}
 	}
+	// The plan's instance-type queues come from the catalogue it was
+	// compiled with, which the scratch server does not hold, and this
+	// machine is every node of the cluster. GPU -1: the machine's GPUs, as
+	// nvidia-smi lists them.
 	sess.worker, err = worker.Start(sess.client, worker.Options{Home: s.Home, Computes: computes, Workflows: true,
-		Datastores: worker.CatalogDatastores(sess.catalogClient())})
+		Datastores: worker.CatalogDatastores(sess.catalogClient()),
+		Catalog:    a.compiledCatalog, AnyNode: true, Capacity: plan.ResourceList{GPU: -1}})
 	if err != nil {
 		sess.Close()
 		return nil, fmt.Errorf("start the worker: %v", err)
