@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/client"
 
+	"github.com/porch-pipelines/porch/compiler/plan"
 	"github.com/porch-pipelines/porch/worker"
 )
 
@@ -27,6 +28,13 @@ const (
 	workerRoutingEnv = "PORCH_TEST_WORKER_ROUTING"
 )
 
+// routing is what workerRoutingEnv carries.
+type routing struct {
+	InstanceTypes []string
+	Labels        []plan.Label
+	Capacity      plan.ResourceList
+}
+
 // runWorkerProcess serves one compute until SIGTERM or SIGKILL.
 func runWorkerProcess() int {
 	c, err := client.Dial(client.Options{HostPort: os.Getenv(workerAddressEnv), Logger: quietLogger{}})
@@ -37,10 +45,12 @@ func runWorkerProcess() int {
 	defer c.Close()
 	var opts worker.Options
 	if r := os.Getenv(workerRoutingEnv); r != "" {
-		if err := json.Unmarshal([]byte(r), &opts); err != nil {
+		var rt routing
+		if err := json.Unmarshal([]byte(r), &rt); err != nil {
 			fmt.Fprintln(os.Stderr, "routing options:", err)
 			return 1
 		}
+		opts.InstanceTypes, opts.Labels, opts.Capacity = rt.InstanceTypes, rt.Labels, rt.Capacity
 	}
 	opts.Home, opts.Computes, opts.Node = os.Getenv(workerHomeEnv), []string{os.Getenv(workerComputeEnv)}, os.Getenv(workerNodeEnv)
 	w, err := worker.Start(c, opts)
@@ -63,9 +73,9 @@ func startWorkerProcess(t *testing.T, home, compute, node string) *exec.Cmd {
 
 // startRoutedWorkerProcess is startWorkerProcess with the instance types,
 // labels and capacity of routing.
-func startRoutedWorkerProcess(t *testing.T, home, compute, node string, routing worker.Options) *exec.Cmd {
+func startRoutedWorkerProcess(t *testing.T, home, compute, node string, opts worker.Options) *exec.Cmd {
 	t.Helper()
-	r, err := json.Marshal(worker.Options{InstanceTypes: routing.InstanceTypes, Labels: routing.Labels, Capacity: routing.Capacity})
+	r, err := json.Marshal(routing{InstanceTypes: opts.InstanceTypes, Labels: opts.Labels, Capacity: opts.Capacity})
 	require.NoError(t, err)
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(),
