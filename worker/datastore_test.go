@@ -26,19 +26,11 @@ import (
 // whose steps run on two worker processes with separate porch homes: the
 // second step can only read the first one's output from the S3 datastore.
 func TestTwoWorkersShareDataOnlyThroughTheObjectStore(t *testing.T) {
-	endpoint, access, secret, bucket := s3test.Start(t)
-	t.Setenv("AWS_ACCESS_KEY_ID", access)
-	t.Setenv("AWS_SECRET_ACCESS_KEY", secret)
+	_, _, secret, bucket := s3test.Start(t)
 	home := t.TempDir()
 	w := startWorker(t, home) // workflows only: the steps run on computes one and two
 	t.Cleanup(w.Stop)
-	store := &plan.Datastore{Name: "lake" + strconv.FormatInt(time.Now().UnixNano(), 36), Type: plan.DatastoreS3,
-		Endpoint: endpoint, Bucket: bucket, Prefix: "porch"}
-	_, err := workflows.RegisterCatalogEntry(context.Background(), temporalClient, workflows.CatalogEntry{Datastore: store})
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		_ = workflows.RemoveCatalogEntry(context.Background(), temporalClient, workflows.CatalogRemoval{Kind: workflows.KindDatastore, Name: store.Name})
-	})
+	store := registerS3(t, bucket)
 
 	homeOne, homeTwo := t.TempDir(), t.TempDir()
 	startWorkerProcess(t, homeOne, "one", "node-one")
@@ -138,4 +130,23 @@ func assertSecretNowhere(t *testing.T, secret, runID string, homes ...string) {
 			assert.False(t, strings.Contains(ev.String(), secret), "the secret is in event %d of %s", ev.GetEventId(), wf)
 		}
 	}
+}
+
+// registerS3 registers an s3 datastore on bucket for the test's length,
+// with the test MinIO's credentials in the environment (which worker
+// processes inherit). The catalogue answers only once a worker runs
+// porch's workflows.
+func registerS3(t *testing.T, bucket string) *plan.Datastore {
+	t.Helper()
+	endpoint, access, secret, _ := s3test.Start(t)
+	t.Setenv("AWS_ACCESS_KEY_ID", access)
+	t.Setenv("AWS_SECRET_ACCESS_KEY", secret)
+	store := &plan.Datastore{Name: "s3" + strconv.FormatInt(time.Now().UnixNano(), 36), Type: plan.DatastoreS3,
+		Endpoint: endpoint, Bucket: bucket, Prefix: "porch"}
+	_, err := workflows.RegisterCatalogEntry(context.Background(), temporalClient, workflows.CatalogEntry{Datastore: store})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		_ = workflows.RemoveCatalogEntry(context.Background(), temporalClient, workflows.CatalogRemoval{Kind: workflows.KindDatastore, Name: store.Name})
+	})
+	return store
 }

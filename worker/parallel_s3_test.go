@@ -7,11 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -20,7 +18,6 @@ import (
 	"github.com/porch-pipelines/porch/activities/objectstore"
 	"github.com/porch-pipelines/porch/activities/objectstore/s3test"
 	"github.com/porch-pipelines/porch/compiler/plan"
-	"github.com/porch-pipelines/porch/workflows"
 )
 
 // tableScoreScript scores a tabular mini-batch: one row per input row, and
@@ -126,9 +123,7 @@ func readTree(t *testing.T, root string) map[string]string {
 // same step run by one worker on local folders.
 func TestParallelStepOnObjectStorageMatchesALocalRun(t *testing.T) {
 	needPython(t)
-	endpoint, access, secret, bucket := s3test.Start(t)
-	t.Setenv("AWS_ACCESS_KEY_ID", access)
-	t.Setenv("AWS_SECRET_ACCESS_KEY", secret)
+	_, _, secret, bucket := s3test.Start(t)
 	ctx := context.Background()
 
 	// One worker, local folders.
@@ -150,13 +145,7 @@ func TestParallelStepOnObjectStorageMatchesALocalRun(t *testing.T) {
 	home := t.TempDir()
 	w = startWorker(t, home) // workflows only: the step runs on compute cpu
 	t.Cleanup(w.Stop)
-	store := &plan.Datastore{Name: "lake" + strconv.FormatInt(time.Now().UnixNano(), 36), Type: plan.DatastoreS3,
-		Endpoint: endpoint, Bucket: bucket, Prefix: "porch"}
-	_, err = workflows.RegisterCatalogEntry(ctx, temporalClient, workflows.CatalogEntry{Datastore: store})
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		_ = workflows.RemoveCatalogEntry(context.Background(), temporalClient, workflows.CatalogRemoval{Kind: workflows.KindDatastore, Name: store.Name})
-	})
+	store := registerS3(t, bucket)
 	s, err := objectstore.Open(*store)
 	require.NoError(t, err)
 	dir := t.TempDir()

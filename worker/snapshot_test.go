@@ -6,10 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -18,7 +16,6 @@ import (
 	"github.com/porch-pipelines/porch/activities/objectstore"
 	"github.com/porch-pipelines/porch/activities/objectstore/s3test"
 	"github.com/porch-pipelines/porch/compiler/plan"
-	"github.com/porch-pipelines/porch/workflows"
 )
 
 // codePipeline writes a pipeline whose command step runs an executable
@@ -82,20 +79,12 @@ jobs:
 // snapshots. Submitting the same code again uploads nothing.
 func TestStepsRunFromCodeSnapshots(t *testing.T) {
 	needPython(t)
-	endpoint, access, secret, bucket := s3test.Start(t)
-	t.Setenv("AWS_ACCESS_KEY_ID", access)
-	t.Setenv("AWS_SECRET_ACCESS_KEY", secret)
+	_, _, secret, bucket := s3test.Start(t)
 	ctx := context.Background()
 	home := t.TempDir()
 	w := startWorker(t, home) // workflows only: the steps run on compute one
 	t.Cleanup(w.Stop)
-	store := &plan.Datastore{Name: "snap" + strconv.FormatInt(time.Now().UnixNano(), 36), Type: plan.DatastoreS3,
-		Endpoint: endpoint, Bucket: bucket, Prefix: "porch"}
-	_, err := workflows.RegisterCatalogEntry(ctx, temporalClient, workflows.CatalogEntry{Datastore: store})
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		_ = workflows.RemoveCatalogEntry(context.Background(), temporalClient, workflows.CatalogRemoval{Kind: workflows.KindDatastore, Name: store.Name})
-	})
+	store := registerS3(t, bucket)
 	s, err := objectstore.Open(*store)
 	require.NoError(t, err)
 

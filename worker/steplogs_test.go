@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"strconv"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -17,28 +15,7 @@ import (
 	"github.com/porch-pipelines/porch/activities"
 	"github.com/porch-pipelines/porch/activities/objectstore"
 	"github.com/porch-pipelines/porch/activities/objectstore/s3test"
-	"github.com/porch-pipelines/porch/compiler/plan"
-	"github.com/porch-pipelines/porch/workflows"
 )
-
-// registerS3 registers an s3 datastore on bucket for the test's length,
-// with the test MinIO's credentials in the environment (which worker
-// processes inherit). The catalogue answers only once a worker runs
-// porch's workflows.
-func registerS3(t *testing.T, bucket string) *plan.Datastore {
-	t.Helper()
-	endpoint, access, secret, _ := s3test.Start(t)
-	t.Setenv("AWS_ACCESS_KEY_ID", access)
-	t.Setenv("AWS_SECRET_ACCESS_KEY", secret)
-	store := &plan.Datastore{Name: "logs" + strconv.FormatInt(time.Now().UnixNano(), 36), Type: plan.DatastoreS3,
-		Endpoint: endpoint, Bucket: bucket, Prefix: "porch"}
-	_, err := workflows.RegisterCatalogEntry(context.Background(), temporalClient, workflows.CatalogEntry{Datastore: store})
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		_ = workflows.RemoveCatalogEntry(context.Background(), temporalClient, workflows.CatalogRemoval{Kind: workflows.KindDatastore, Name: store.Name})
-	})
-	return store
-}
 
 // commandFailure finds the CommandFailed error in a run's error chain.
 func commandFailure(t *testing.T, err error) (*temporal.ApplicationError, activities.CommandFailure) {
