@@ -3,7 +3,6 @@ package compiler
 import (
 	"bytes"
 	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/porch-pipelines/porch/compiler/plan"
+	"github.com/porch-pipelines/porch/internal/golden"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files of TestDiagnostics")
@@ -46,14 +46,7 @@ func assertGolden(t *testing.T, file string, diags Diagnostics, test string) {
 	t.Helper()
 	var got bytes.Buffer
 	diags.Format(&got)
-	golden := strings.TrimSuffix(file, ".yml") + ".golden"
-	if *update {
-		require.NoError(t, os.WriteFile(golden, got.Bytes(), 0o644))
-		return
-	}
-	want, err := os.ReadFile(golden)
-	require.NoError(t, err, "run go test ./compiler -run "+test+" -update")
-	assert.Equal(t, string(want), got.String())
+	golden.Assert(t, file, got.Bytes(), *update, "run go test ./compiler -run "+test+" -update")
 }
 
 func TestFormat(t *testing.T) {

@@ -8,10 +8,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/porch-pipelines/porch/compiler"
+	"github.com/porch-pipelines/porch/internal/golden"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -31,14 +31,7 @@ func forCases(t *testing.T, test string, parse func(file string, data []byte) co
 			require.True(t, diags.HasErrors(), "the case must produce an error")
 			var got bytes.Buffer
 			diags.Format(&got)
-			golden := strings.TrimSuffix(file, ".yml") + ".golden"
-			if *update {
-				require.NoError(t, os.WriteFile(golden, got.Bytes(), 0o644))
-				return
-			}
-			want, err := os.ReadFile(golden)
-			require.NoError(t, err, "run go test ./compute -run "+test+" -update")
-			assert.Equal(t, string(want), got.String())
+			golden.Assert(t, file, got.Bytes(), *update, "run go test ./compute -run "+test+" -update")
 		})
 	}
 }
