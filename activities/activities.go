@@ -158,7 +158,11 @@ func (a *Activities) RunCommand(ctx context.Context, in RunCommandInput) (RunCom
 		attempt = activity.GetInfo(ctx).Attempt
 	}
 	r := stepRun{in: in, folders: f, attempt: attempt}
-	specs, err := r.specs(line, b.env(in), procs, slices.Concat(b.mounts.notes, notes))
+	env, idNote := b.env(in)
+	if idNote != "" {
+		notes = append(notes, idNote)
+	}
+	specs, err := r.specs(line, env, procs, slices.Concat(b.mounts.notes, notes))
 	if err != nil {
 		return RunCommandResult{}, err
 	}

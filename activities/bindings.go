@@ -235,10 +235,11 @@ func (b bindings) lookup(in RunCommandInput) func(plan.Ref) (string, bool) {
 	}
 }
 
-// env is the command's environment: the worker's, then the step's
-// environment_variables, then the variables Azure ML sets.
-func (b bindings) env(in RunCommandInput) []string {
-	env := os.Environ()
+// env is the command's environment: the worker's as the step's identity
+// allows (identityEnv), then the step's environment_variables, then the
+// variables Azure ML sets; and a note on the identity for the step's log.
+func (b bindings) env(in RunCommandInput) ([]string, string) {
+	env, note := identityEnv(os.Environ(), in.Command.Identity, in.SubmittedBy)
 	keys := make([]string, 0, len(in.Command.EnvironmentVariables))
 	for k := range in.Command.EnvironmentVariables {
 		keys = append(keys, k)
@@ -258,7 +259,7 @@ func (b bindings) env(in RunCommandInput) []string {
 			env = append(env, "AZURE_ML_OUTPUT_"+out.Name+"="+p)
 		}
 	}
-	return env
+	return env, note
 }
 
 // withMetrics adds the variables of trial metrics to a step's environment:

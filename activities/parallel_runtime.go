@@ -309,8 +309,9 @@ func (a *Activities) entryScriptOptions(ctx context.Context, rt *parallelRuntime
 	}
 	cmd := RunCommandInput{
 		RunID: in.RunID, StepPath: in.StepPath, DefaultDatastore: in.DefaultDatastore,
-		Command: plan.Command{Template: p.Task.ProgramArguments, Code: p.Task.Code, EnvironmentVariables: p.EnvironmentVariables},
-		Inputs:  a.withoutSplitInput(in), Outputs: in.Outputs,
+		Command: plan.Command{Template: p.Task.ProgramArguments, Code: p.Task.Code, EnvironmentVariables: p.EnvironmentVariables,
+			Identity: p.Identity},
+		Inputs: a.withoutSplitInput(in), Outputs: in.Outputs, SubmittedBy: in.SubmittedBy,
 	}
 	b, err := a.bind(ctx, cmd, sf)
 	if err != nil {
@@ -330,7 +331,11 @@ func (a *Activities) entryScriptOptions(ctx context.Context, rt *parallelRuntime
 	if err != nil {
 		return entryscript.Options{}, invalidStep("step %q: %v", in.StepPath, err)
 	}
-	env := append(b.env(cmd), "AZUREML_PARALLEL_NODE="+a.node())
+	env, idNote := b.env(cmd)
+	env = append(env, "AZUREML_PARALLEL_NODE="+a.node())
+	if idNote != "" {
+		rt.log(idNote)
+	}
 	return entryscript.Options{
 		Python: a.Python, Dir: work, Script: p.Task.EntryScript, Args: args, Env: env,
 		LogDir: f.logs, Node: a.node(), LoggingLevel: p.LoggingLevel, KillGrace: a.killGrace(),

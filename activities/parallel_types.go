@@ -52,6 +52,8 @@ type PlanMiniBatchesInput struct {
 	// Inputs and Outputs are resolved as for a command step.
 	Inputs  []plan.Input  `json:"inputs,omitempty"`
 	Outputs []plan.Output `json:"outputs,omitempty"`
+	// SubmittedBy is the user who submitted the run.
+	SubmittedBy string `json:"submitted_by,omitempty"`
 }
 
 // ParallelPlan is what planning found: counts and a reference, never the

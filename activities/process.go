@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -25,6 +26,9 @@ type procSpec struct {
 	// log receives the header lines, then stdout and stderr as they come.
 	log    string
 	header []string
+	// secrets are kept out of the log and the tail (a managed step's
+	// worker credentials, stepSecrets).
+	secrets []string
 }
 
 // procResult is how one process ended.
@@ -51,26 +55,63 @@ func runProcess(ctx context.Context, spec procSpec, grace time.Duration) (procRe
 	if err := writeLines(logf, spec.header); err != nil {
 		return res, fmt.Errorf("write step log: %w", err)
 	}
-	pr, pw, err := os.Pipe()
-	if err != nil {
-		return res, fmt.Errorf("create stderr pipe: %w", err)
+	tail := newTailBuffer(tailLines, maxTailLine)
+	var pipes []*os.File
+	defer func() {
+		for _, p := range pipes {
+			p.Close()
+		}
+	}()
+	// Files, not writers: Wait does not wait for background children
+	// holding a pipe. Stdout goes straight to the log unless secrets must
+	// be kept out of it.
+	pipe := func() (*os.File, *os.File, error) {
+		pr, pw, err := os.Pipe()
+		if err != nil {
+			return nil, nil, fmt.Errorf("create output pipe: %w", err)
+		}
+		pipes = append(pipes, pr)
+		return pr, pw, nil
 	}
-	defer pr.Close()
+	errR, errW, err := pipe()
+	if err != nil {
+		return res, err
+	}
+	outR, outW := (*os.File)(nil), logf
+	if len(spec.secrets) > 0 {
+		if outR, outW, err = pipe(); err != nil {
+			errW.Close()
+			return res, err
+		}
+	}
 	cmd := exec.Command("/bin/sh", "-c", spec.line)
 	cmd.Dir, cmd.Env = spec.dir, spec.env
-	// Files, not writers: the child writes stdout straight to the log, and
-	// Wait does not wait for background children holding the pipe.
-	cmd.Stdout, cmd.Stderr = logf, pw
+	cmd.Stdout, cmd.Stderr = outW, errW
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	err = cmd.Start()
-	pw.Close()
+	errW.Close()
+	if outR != nil {
+		outW.Close()
+	}
 	if err != nil {
 		return res, fmt.Errorf("start /bin/sh: %w", err)
 	}
-	tail := newTailBuffer(tailLines, maxTailLine)
+	var pumps sync.WaitGroup
+	pumps.Add(1)
+	go func() {
+		defer pumps.Done()
+		pump(errR, logf, tail, spec.secrets)
+	}()
+	if outR != nil {
+		pumps.Add(1)
+		go func() {
+			defer pumps.Done()
+			pump(outR, logf, nil, spec.secrets)
+		}()
+	}
 	pumped := make(chan struct{})
 	go func() {
-		pump(pr, logf, tail)
+		pumps.Wait()
 		close(pumped)
 	}()
 	pid := cmd.Process.Pid
@@ -88,11 +129,13 @@ func runProcess(ctx context.Context, spec procSpec, grace time.Duration) (procRe
 	// cannot be reused while porch signals the group.
 	res.leftovers = stopLeftovers(pid, grace)
 	_ = cmd.Wait() // the exit status is in cmd.ProcessState
-	// A process that left the group (setsid) may hold stderr open for ever.
+	// A process that left the group (setsid) may hold a pipe open for ever.
 	select {
 	case <-pumped:
 	case <-time.After(grace):
-		pr.Close()
+		for _, p := range pipes {
+			p.Close()
+		}
 		<-pumped
 	}
 	res.state, res.tail = cmd.ProcessState, tail.lines()
@@ -110,21 +153,35 @@ func writeLines(w io.Writer, lines []string) error {
 	return err
 }
 
-// pump copies stderr to the log as it comes and keeps its tail. It drains
-// the pipe even when the log cannot be written, so the child never blocks.
-func pump(r io.Reader, log io.Writer, tail *tailBuffer) {
+// pump copies a process's output to the log as it comes and, for stderr,
+// keeps its tail, both without the secrets. It drains the pipe even when
+// the log cannot be written, so the child never blocks.
+func pump(r io.Reader, log io.Writer, tail *tailBuffer, secrets []string) {
+	var w io.Writer = log
+	if tail != nil {
+		w = io.MultiWriter(log, tail)
+	}
+	var red *redactor
+	if len(secrets) > 0 {
+		red = newRedactor(w, secrets)
+		w = red
+	}
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := r.Read(buf)
 		if n > 0 {
-			_, _ = log.Write(buf[:n])
-			tail.feed(buf[:n])
+			_, _ = w.Write(buf[:n])
 		}
 		if err != nil {
 			break
 		}
 	}
-	tail.flush()
+	if red != nil {
+		_ = red.Close()
+	}
+	if tail != nil {
+		tail.flush()
+	}
 }
 
 // waitExited blocks until process pid has exited, without reaping it.

@@ -50,8 +50,10 @@ func (r stepRun) header(line string, notes []string) []string {
 func (r stepRun) specs(line string, env []string, procs []process, notes []string) ([]procSpec, error) {
 	env, notes = r.withMetrics(env, notes)
 	header := r.header(line, notes)
+	secrets := stepSecrets(r.in.Command.Identity)
 	if len(procs) == 1 {
-		return []procSpec{{line: line, dir: r.folders.work, env: slices.Concat(env, procs[0].env), log: r.mainLog(), header: header}}, nil
+		return []procSpec{{line: line, dir: r.folders.work, env: slices.Concat(env, procs[0].env), log: r.mainLog(),
+			header: header, secrets: secrets}}, nil
 	}
 	header = append(header, "porch: process <i> logs to user_logs/std_log_process_<i>.txt")
 	if err := appendLog(r.mainLog(), header...); err != nil {
@@ -60,10 +62,11 @@ func (r stepRun) specs(line string, env []string, procs []process, notes []strin
 	specs := make([]procSpec, len(procs))
 	for i, p := range procs {
 		specs[i] = procSpec{
-			line: line,
-			dir:  r.folders.work,
-			env:  slices.Concat(env, p.env),
-			log:  r.processLog(i),
+			line:    line,
+			dir:     r.folders.work,
+			env:     slices.Concat(env, p.env),
+			log:     r.processLog(i),
+			secrets: secrets,
 			header: []string{
 				fmt.Sprintf("porch: step %q process %d of %d (%s): %s", r.in.StepPath, i, len(procs), p.label, strings.Join(p.env, " ")),
 				"porch: command: " + line,

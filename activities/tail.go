@@ -44,6 +44,12 @@ func (t *tailBuffer) feed(p []byte) {
 	}
 }
 
+// Write feeds p; it never fails.
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.feed(p)
+	return len(p), nil
+}
+
 // flush ends the stream: a last line without a newline still counts.
 func (t *tailBuffer) flush() {
 	if len(t.partial) > 0 || t.cut {

@@ -23,6 +23,8 @@ type RunCommandInput struct {
 	Inputs []plan.Input `json:"inputs,omitempty"`
 	// Outputs are the step's outputs; Path is a resolved URI (no ${{...}}).
 	Outputs []plan.Output `json:"outputs,omitempty"`
+	// SubmittedBy is the user who submitted the run (user@host).
+	SubmittedBy string `json:"submitted_by,omitempty"`
 }
 
 // RunCommandResult is what a finished command step reports.

@@ -19,10 +19,12 @@ type pipelineAST struct {
 	Description    *scalarAST
 	Tags           map[string]string
 	Compute        *scalarAST
-	Settings       settingsAST
-	Inputs         []*inputAST
-	Outputs        []*outputAST
-	Steps          []*stepAST
+	// Identity is the job's identity type, the default of its steps.
+	Identity *scalarAST
+	Settings settingsAST
+	Inputs   []*inputAST
+	Outputs  []*outputAST
+	Steps    []*stepAST
 	// Component is set for a batch-endpoint style job: a top-level
 	// pipeline component and no jobs.
 	Component *componentAST
@@ -122,8 +124,10 @@ type stepAST struct {
 	Type        plan.StepType
 	DisplayName string
 	Compute     *scalarAST
-	Inputs      []*inputAST
-	Outputs     []*outputAST
+	// Identity is the step's identity type, nil for its pipeline's.
+	Identity *scalarAST
+	Inputs   []*inputAST
+	Outputs  []*outputAST
 	// Component is what the step runs: a loaded component, or for an
 	// inline command step a component made from the step itself.
 	Component *componentAST

@@ -24,7 +24,9 @@ type scope struct {
 	known map[string]plan.Value
 	// compute is the enclosing pipeline step's compute, the fallback.
 	compute string
-	steps   map[string]*stepAST
+	// identity is the enclosing job's identity type, the fallback.
+	identity string
+	steps    map[string]*stepAST
 	// visiting holds the step inputs being resolved, "step.input".
 	visiting map[string]bool
 }
@@ -70,6 +72,7 @@ func (l *lowerer) lowerRoot(pl *pipelineAST, source string) *plan.Plan {
 		known[in.Name] = in.Value
 	}
 	sc := l.newScope(body, "", "", known)
+	sc.identity = orDefault(scalarValue(pl.Identity), scalarValue(body.Identity))
 	p.Pipeline = l.lowerPipeline(sc)
 	p.Pipeline.Inputs = inputs
 	if pl.Component != nil {
@@ -152,6 +155,8 @@ func (l *lowerer) lowerStep(sc *scope, s *stepAST) plan.Step {
 	if s.Sweep != nil {
 		lowerSweep(&st, s)
 	}
+	// A step's own identity wins over its job's.
+	identity := orDefault(scalarValue(s.Identity), sc.identity)
 	comp := s.Component
 	if comp.Type == plan.StepPipeline {
 		known := map[string]plan.Value{}
@@ -161,15 +166,19 @@ func (l *lowerer) lowerStep(sc *scope, s *stepAST) plan.Step {
 				known[in.Name] = sc.known[in.Value.Input]
 			}
 		}
-		child := l.lowerPipeline(l.newScope(comp.Pipeline, st.Path, st.Compute, known))
+		csc := l.newScope(comp.Pipeline, st.Path, st.Compute, known)
+		csc.identity = orDefault(identity, scalarValue(comp.Pipeline.Identity))
+		child := l.lowerPipeline(csc)
 		st.Pipeline = &child
 		return st
 	}
 	if comp.Type == plan.StepParallel {
 		st.Parallel = lowerParallel(s)
+		st.Parallel.Identity = identity
 		return st
 	}
 	st.Command = mergeCommand(comp.Command, s.Over)
+	st.Command.Identity = identity
 	return st
 }
 

@@ -61,8 +61,8 @@ func (p *parser) load(name string, at plan.Pos) *yaml.Node {
 // Keys of a pipeline file, known and accepted without effect.
 var (
 	pipelineKeys = []string{"$schema", "type", "name", "display_name", "experiment_name", "description",
-		"tags", "inputs", "outputs", "settings", "jobs", "component", "compute"}
-	pipelineSilent = []string{"version", "is_deterministic", "properties", "identity", "services",
+		"tags", "inputs", "outputs", "settings", "jobs", "component", "compute", "identity"}
+	pipelineSilent = []string{"version", "is_deterministic", "properties", "services",
 		"creation_context", "id", "schedule", "status", "default_compute", "default_datastore"}
 	settingsKeys   = []string{"default_compute", "default_datastore", "continue_on_step_failure", "force_rerun"}
 	settingsSilent = []string{"_source", "priority", "continue_run_on_failed_optional_input", "timeout"}
@@ -100,6 +100,7 @@ func (p *parser) parseJobHeader(name string, f map[string]entry, pl *pipelineAST
 	pl.Description = p.scalar(name, f["description"])
 	pl.Tags = p.stringMap(name, f["tags"], "tags")
 	pl.Compute = p.scalar(name, f["compute"])
+	pl.Identity = p.parseIdentity(name, f["identity"])
 	if e, ok := f["inputs"]; ok {
 		pl.Inputs = p.parseInputs(name, e.val, ctxDecl)
 	}

@@ -29,12 +29,15 @@ const (
 	AttrStep       = "PorchStep"       // step path, on step workflows
 	AttrStepType   = "PorchStepType"   // command, pipeline, ...
 	AttrCompute    = "PorchCompute"    // compute name, "" omitted
+	AttrUser       = "PorchUser"       // who submitted the run (user@host), on the run and every step
 )
 
 // Memo keys on the root run.
 const (
 	MemoSource = "source" // the pipeline YAML as submitted
 	MemoPlan   = "plan"   // a one-line-per-step summary
+	// MemoSubmittedBy is who submitted the run (user@host).
+	MemoSubmittedBy = "submitted_by"
 )
 
 // PipelineInput starts a DAG workflow: the root run or a nested pipeline step.

@@ -245,6 +245,7 @@ func (d *dag) commandInput(n *node) CommandStepInput {
 			Command:          *n.step.Command,
 			Inputs:           d.resolveInputs(n.step.Inputs),
 			Outputs:          n.outputs,
+			SubmittedBy:      d.in.Settings.SubmittedBy,
 		},
 	}
 }
@@ -261,6 +262,7 @@ func (d *dag) parallelInput(n *node) ParallelStepInput {
 			Parallel:         *n.step.Parallel,
 			Inputs:           d.resolveInputs(n.step.Inputs),
 			Outputs:          n.outputs,
+			SubmittedBy:      d.in.Settings.SubmittedBy,
 		},
 	}
 }
@@ -388,20 +390,32 @@ func (d *dag) states() []StepState {
 }
 
 func (d *dag) stepAttributes(s plan.Step) temporal.SearchAttributes {
-	return stepAttributes(d.in.RunID, d.in.Name, d.in.Experiment, s.Path, s.Type, s.Compute)
+	return stepAttributes(runKeys{d.in.RunID, d.in.Name, d.in.Experiment, d.in.Settings.SubmittedBy}, s.Path, s.Type, s.Compute)
+}
+
+// runKeys are the search attributes of a run that every one of its
+// workflows carries.
+type runKeys struct {
+	run, pipeline, experiment string
+	// user is who submitted the run; runs submitted before porch recorded
+	// it have none, and their steps' attributes stay as they were.
+	user string
+}
+
+func (k runKeys) updates() []temporal.SearchAttributeUpdate {
+	updates := []temporal.SearchAttributeUpdate{keyRun.ValueSet(k.run), keyPipeline.ValueSet(k.pipeline)}
+	if k.experiment != "" {
+		updates = append(updates, keyExperiment.ValueSet(k.experiment))
+	}
+	if k.user != "" {
+		updates = append(updates, keyUser.ValueSet(k.user))
+	}
+	return updates
 }
 
 // stepAttributes are a step workflow's search attributes.
-func stepAttributes(runID, pipeline, experiment, path string, typ plan.StepType, compute string) temporal.SearchAttributes {
-	updates := []temporal.SearchAttributeUpdate{
-		keyRun.ValueSet(runID),
-		keyPipeline.ValueSet(pipeline),
-		keyStep.ValueSet(path),
-		keyStepType.ValueSet(string(typ)),
-	}
-	if experiment != "" {
-		updates = append(updates, keyExperiment.ValueSet(experiment))
-	}
+func stepAttributes(k runKeys, path string, typ plan.StepType, compute string) temporal.SearchAttributes {
+	updates := append(k.updates(), keyStep.ValueSet(path), keyStepType.ValueSet(string(typ)))
 	if compute != "" {
 		updates = append(updates, keyCompute.ValueSet(compute))
 	}

@@ -24,6 +24,7 @@ var (
 	keyStep       = temporal.NewSearchAttributeKeyKeyword(AttrStep)
 	keyStepType   = temporal.NewSearchAttributeKeyKeyword(AttrStepType)
 	keyCompute    = temporal.NewSearchAttributeKeyKeyword(AttrCompute)
+	keyUser       = temporal.NewSearchAttributeKeyKeyword(AttrUser)
 )
 
 // SearchAttributes returns the search attributes porch sets, to register on
@@ -36,5 +37,6 @@ func SearchAttributes() map[string]enums.IndexedValueType {
 		AttrStep:       enums.INDEXED_VALUE_TYPE_KEYWORD,
 		AttrStepType:   enums.INDEXED_VALUE_TYPE_KEYWORD,
 		AttrCompute:    enums.INDEXED_VALUE_TYPE_KEYWORD,
+		AttrUser:       enums.INDEXED_VALUE_TYPE_KEYWORD,
 	}
 }

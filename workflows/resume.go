@@ -57,7 +57,7 @@ func Resume(ctx context.Context, c client.Client, runID string) (client.Workflow
 	opts := client.StartWorkflowOptions{
 		ID:                    runID,
 		TaskQueue:             info.GetTaskQueue(),
-		TypedSearchAttributes: runAttributes(runID, in.Name, in.Experiment),
+		TypedSearchAttributes: runAttributes(runKeys{runID, in.Name, in.Experiment, in.Settings.SubmittedBy}),
 		Memo:                  memo,
 		WorkflowIDReusePolicy: enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY,
 	}

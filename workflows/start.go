@@ -45,26 +45,21 @@ func Start(ctx context.Context, c client.Client, p *plan.Plan, runID string, sou
 	opts := client.StartWorkflowOptions{
 		ID:                    runID,
 		TaskQueue:             plan.DefaultTaskQueue,
-		TypedSearchAttributes: runAttributes(runID, p.Name, p.ExperimentName),
+		TypedSearchAttributes: runAttributes(runKeys{runID, p.Name, p.ExperimentName, p.Settings.SubmittedBy}),
 		Memo: map[string]any{
 			MemoSource: string(source),
 			MemoPlan:   Summary(p),
 		},
 	}
+	if p.Settings.SubmittedBy != "" {
+		opts.Memo[MemoSubmittedBy] = p.Settings.SubmittedBy
+	}
 	return c.ExecuteWorkflow(ctx, opts, PipelineName, in)
 }
 
 // runAttributes are a run's search attributes.
-func runAttributes(runID, name, experiment string) temporal.SearchAttributes {
-	attrs := []temporal.SearchAttributeUpdate{
-		keyRun.ValueSet(runID),
-		keyPipeline.ValueSet(name),
-		keyStepType.ValueSet(string(plan.StepPipeline)),
-	}
-	if experiment != "" {
-		attrs = append(attrs, keyExperiment.ValueSet(experiment))
-	}
-	return temporal.NewSearchAttributes(attrs...)
+func runAttributes(k runKeys) temporal.SearchAttributes {
+	return temporal.NewSearchAttributes(append(k.updates(), keyStepType.ValueSet(string(plan.StepPipeline)))...)
 }
 
 // Summary describes a plan one line per step, indented by nesting:
@@ -81,6 +76,9 @@ func summarise(b *strings.Builder, pl plan.Pipeline, indent string) {
 		fmt.Fprintf(b, "%s%s  %s", indent, s.Name, s.Type)
 		if s.Compute != "" {
 			fmt.Fprintf(b, "  compute=%s", s.Compute)
+		}
+		if id := s.JobIdentity(); id != "" {
+			fmt.Fprintf(b, "  identity=%s", id)
 		}
 		if len(s.DependsOn) > 0 {
 			fmt.Fprintf(b, "  after: %s", strings.Join(s.DependsOn, ", "))

@@ -196,7 +196,7 @@ func (s *sweepRun) startTrial(ctx, trialCtx workflow.Context, sel workflow.Selec
 		WorkflowID:          t.WorkflowID,
 		TaskQueue:           plan.DefaultTaskQueue,
 		WaitForCancellation: true,
-		TypedSearchAttributes: stepAttributes(s.in.RunID, s.in.Name, s.in.Experiment, path,
+		TypedSearchAttributes: stepAttributes(runKeys{s.in.RunID, s.in.Name, s.in.Experiment, s.in.Settings.SubmittedBy}, path,
 			trialType(s.in.Step), s.in.Step.Compute),
 	}
 	if sec := s.sw.Limits.TrialTimeoutSeconds; sec > 0 && s.in.Step.Pipeline != nil {

@@ -75,7 +75,7 @@ func (s *sweepRun) trialInput(path string, a sweep.Assignment) (string, any) {
 		Quota:   quotaRequest(step.Compute, cmd.Resources),
 		Run: activities.RunCommandInput{
 			RunID: s.in.RunID, StepPath: path, DefaultDatastore: ds,
-			Command: cmd, Inputs: inputs, Outputs: outputs,
+			Command: cmd, Inputs: inputs, Outputs: outputs, SubmittedBy: s.in.Settings.SubmittedBy,
 		},
 	}
 }

@@ -37,7 +37,9 @@ type Options struct {
 	Script string
 	// Args are the program arguments, already rendered: sys.argv[1:].
 	Args []string
-	// Env is extra environment (KEY=VALUE) on top of os.Environ().
+	// Env is the processes' whole environment (KEY=VALUE); nil means
+	// os.Environ(). porch gives the step's, which withholds the worker's
+	// credentials unless the step's identity is managed.
 	Env []string
 	// LogDir is the step's logs folder; the package writes Azure's layout
 	// under it (see the package comment). "" discards the script's stdout,

@@ -81,7 +81,7 @@ func newFixture(t testing.TB, script string) *fixture {
 		Python:    testPython(t),
 		Dir:       code,
 		Script:    "score.py",
-		Env:       []string{"OUT=" + out},
+		Env:       append(os.Environ(), "OUT="+out),
 		LogDir:    filepath.Join(root, "logs"),
 		Node:      "node-1",
 		KillGrace: 2 * time.Second,

@@ -278,6 +278,9 @@ func resolve(o Options) (*resolved, error) {
 	if r.driver, err = DriverPath(o.CacheDir); err != nil {
 		return nil, err
 	}
-	r.env = append(os.Environ(), o.Env...)
+	r.env = o.Env
+	if r.env == nil {
+		r.env = os.Environ()
+	}
 	return r, nil
 }

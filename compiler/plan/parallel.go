@@ -20,6 +20,8 @@ type Parallel struct {
 	// instance; 0 means the CPU cores of the worker.
 	MaxConcurrencyPerInstance int          `json:"max_concurrency_per_instance,omitempty"`
 	Task                      ParallelTask `json:"task"`
+	// Identity is the job's identity type, as Command.Identity.
+	Identity string `json:"identity,omitempty"`
 	// EnvironmentVariables are set for every entry-script process.
 	EnvironmentVariables map[string]string `json:"environment_variables,omitempty"`
 	Resources            Resources         `json:"resources"`

@@ -60,6 +60,9 @@ type Settings struct {
 	DefaultDatastore      string `json:"default_datastore"`
 	ContinueOnStepFailure bool   `json:"continue_on_step_failure,omitempty"`
 	ForceRerun            bool   `json:"force_rerun,omitempty"`
+	// SubmittedBy is the user who submitted the run (user@host), set by
+	// porch run, not the YAML; "" for a plan that was only compiled.
+	SubmittedBy string `json:"submitted_by,omitempty"`
 }
 
 // Pipeline is one DAG: the root job or a pipeline component used as a step.
@@ -127,6 +130,9 @@ type Command struct {
 	TimeoutSeconds int           `json:"timeout_seconds,omitempty"`
 	Resources      Resources     `json:"resources"`
 	Distribution   *Distribution `json:"distribution,omitempty"`
+	// Identity is the job's identity type (JobIdentityUser, ...), the
+	// step's own or else its pipeline's; "" for none.
+	Identity string `json:"identity,omitempty"`
 }
 
 // Resources is the step's resources: section.

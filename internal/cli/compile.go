@@ -190,6 +190,19 @@ func writeSummary(w io.Writer, p *plan.Plan) {
 	tw.Flush()
 	writeParallel(w, p.Pipeline)
 	writeSweeps(w, p.Pipeline)
+	writeIdentities(w, p.Pipeline)
+}
+
+// writeIdentities prints one line per step that names an identity.
+func writeIdentities(w io.Writer, p plan.Pipeline) {
+	for _, s := range p.Steps {
+		if s.Pipeline != nil {
+			writeIdentities(w, *s.Pipeline)
+		}
+		if id := s.JobIdentity(); id != "" {
+			fmt.Fprintf(w, "identity %s: %s\n", s.Path, id)
+		}
+	}
 }
 
 // writeParallel prints one line per parallel step, nested ones included:

@@ -15,6 +15,9 @@ const (
 	envHome      = "PORCH_HOME"
 	envAddress   = "TEMPORAL_ADDRESS"
 	envNamespace = "TEMPORAL_NAMESPACE"
+	// envUser names who submits runs where the login name does not (a
+	// shared account, CI): "alice@example.com".
+	envUser = "PORCH_USER"
 )
 
 const defaultNamespace = "default"

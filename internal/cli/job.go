@@ -81,11 +81,15 @@ func (a *app) listRuns(ctx context.Context, sess *session, limit int) error {
 		return nil
 	}
 	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "RUN\tSTATUS\tSTARTED\tDURATION\tPIPELINE")
+	fmt.Fprintln(tw, "RUN\tSTATUS\tSTARTED\tDURATION\tPIPELINE\tUSER")
 	for _, e := range execs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", e.GetExecution().GetWorkflowId(), statusName(e.GetStatus()),
+		user := keyword(e.GetSearchAttributes(), workflows.AttrUser)
+		if user == "" {
+			user = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", e.GetExecution().GetWorkflowId(), statusName(e.GetStatus()),
 			e.GetStartTime().AsTime().Local().Format("2006-01-02 15:04:05"), runDuration(e),
-			keyword(e.GetSearchAttributes(), workflows.AttrPipeline))
+			keyword(e.GetSearchAttributes(), workflows.AttrPipeline), user)
 	}
 	return tw.Flush()
 }

@@ -108,6 +108,7 @@ func (a *app) runPipeline(ctx context.Context, file string, f runFlags) error {
 	if err := workflows.CheckQuotas(ctx, sess.client, p); err != nil {
 		return err
 	}
+	p.Settings.SubmittedBy = submitter(a.getenv)
 	runID := workflows.NewRunID(p)
 	started := time.Now()
 	run, err := workflows.Start(ctx, sess.client, p, runID, source)

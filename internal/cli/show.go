@@ -71,6 +71,9 @@ func runTook(info *workflowpb.WorkflowExecutionInfo) time.Duration {
 func (a *app) showRun(ctx context.Context, sess *session, runID string, info *workflowpb.WorkflowExecutionInfo) error {
 	fmt.Fprintf(a.stdout, "run %s: %s (started %s, %s %s)\n", runID, statusName(info.GetStatus()),
 		info.GetStartTime().AsTime().Local().Format("2006-01-02 15:04:05"), tookWord(info), formatDuration(runTook(info)))
+	if user := keyword(info.GetSearchAttributes(), workflows.AttrUser); user != "" {
+		fmt.Fprintf(a.stdout, "submitted by %s\n", user)
+	}
 	steps, err := newStepWatcher(sess.client).snapshot(ctx, runID)
 	if err != nil {
 		return fmt.Errorf("read the steps of run %s: %v: porch reads them from a worker running porch workflows "+
