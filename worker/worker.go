@@ -72,6 +72,14 @@ type Options struct {
 	// a zero CPU or memory is this machine's, a negative GPU count what
 	// nvidia-smi lists.
 	Capacity plan.ResourceList
+	// Slots bounds the activities running at once on each compute queue
+	// without capacity accounting (an amlcompute's); 0 is the SDK's
+	// default. A fleet node of porch dev runs one step at a time, as an
+	// Azure ML cluster node does.
+	Slots int
+	// StatusFile, when set, is a file the worker keeps up to date with
+	// its NodeStatus (running activities, idle since), for a local fleet.
+	StatusFile string
 }
 
 // CatalogDatastores reads the datastores of the catalogue on c's server.
@@ -87,6 +95,7 @@ type Worker struct {
 	workers []sdkworker.Worker
 	queues  []string
 	acts    *activities.Activities
+	status  *statusWriter
 }
 
 // Start starts workers for every queue the options name: the default
@@ -115,6 +124,12 @@ func Start(c client.Client, opts Options) (*Worker, error) {
 		},
 	}
 	w := &Worker{acts: acts}
+	if opts.StatusFile != "" {
+		var err error
+		if w.status, err = newStatusWriter(opts.StatusFile, acts.NodeName()); err != nil {
+			return nil, err
+		}
+	}
 	defaultActs := slices.Contains(opts.Computes, "")
 	if opts.Workflows || defaultActs {
 		if err := w.start(c, opts, queue{name: plan.DefaultTaskQueue}, defaultActs, opts.Workflows); err != nil {
@@ -227,6 +242,11 @@ func (w *Worker) start(c client.Client, opts Options, q queue, acts, wfs bool) e
 		// Each poller holds a step's requests while it waits for a task:
 		// one per queue keeps that to one step per instance type.
 		wo.MaxConcurrentActivityTaskPollers = 1
+	} else if opts.Slots > 0 && q.name != plan.DefaultTaskQueue {
+		wo.MaxConcurrentActivityExecutionSize = opts.Slots
+	}
+	if w.status != nil {
+		wo.Interceptors = append(wo.Interceptors, w.status.interceptor())
 	}
 	sw := sdkworker.New(c, q.name, wo)
 	if acts {
