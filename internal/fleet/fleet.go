@@ -46,6 +46,10 @@ type Fleet struct {
 	done   chan struct{}
 	// lastState is the state file last written.
 	lastState []byte
+	// numbered counts the nodes started per compute, which names them
+	// <compute>-<n>: a compute deleted and registered again gets new
+	// names, not those of nodes that may still be stopping.
+	numbered map[string]int
 }
 
 // pool is one compute's nodes.
@@ -54,8 +58,6 @@ type pool struct {
 	// deleted: the compute left the catalogue; its nodes drain.
 	deleted bool
 	nodes   []*node
-	// next numbers the next node, <compute>-<next>.
-	next int
 	// holdUntil delays starts after a node failed, doubling up to a minute.
 	holdUntil time.Time
 	backoff   time.Duration
@@ -77,7 +79,7 @@ func Start(opts Options) (*Fleet, error) {
 		return nil, fmt.Errorf("create the fleet's folder: %v", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	f := &Fleet{opts: opts, pools: map[string]*pool{}, cancel: cancel, done: make(chan struct{})}
+	f := &Fleet{opts: opts, pools: map[string]*pool{}, numbered: map[string]int{}, cancel: cancel, done: make(chan struct{})}
 	go f.run(ctx)
 	return f, nil
 }
@@ -227,8 +229,8 @@ func (f *Fleet) scale(ctx context.Context, p *pool) {
 		f.eventf("%s: scaling %d -> %d nodes: backlog %d", c.Name, len(states), len(states)+d.Start, backlog)
 	}
 	for range d.Start {
-		p.next++
-		n, err := startNode(&f.opts, c.Name, fmt.Sprintf("%s-%d", c.Name, p.next))
+		f.numbered[c.Name]++
+		n, err := startNode(&f.opts, c.Name, fmt.Sprintf("%s-%d", c.Name, f.numbered[c.Name]))
 		if err != nil {
 			f.eventf("%s: cannot start a node: %v", c.Name, err)
 			p.hold()

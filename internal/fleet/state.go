@@ -24,9 +24,11 @@ type State struct {
 
 // ComputeState is one compute's nodes.
 type ComputeState struct {
-	Name  string     `json:"name"`
-	Max   int        `json:"max_instances"`
-	Nodes []NodeInfo `json:"nodes"`
+	Name string `json:"name"`
+	Max  int    `json:"max_instances"`
+	// Draining: the compute was deleted; its nodes stop as they go idle.
+	Draining bool       `json:"draining,omitempty"`
+	Nodes    []NodeInfo `json:"nodes"`
 }
 
 // NodeInfo is one node as the fleet last saw it.
@@ -79,7 +81,7 @@ func (f *Fleet) writeState() {
 	slices.Sort(names)
 	for _, name := range names {
 		p := f.pools[name]
-		cs := ComputeState{Name: name, Max: p.compute.MaxInstances, Nodes: []NodeInfo{}}
+		cs := ComputeState{Name: name, Max: p.compute.MaxInstances, Draining: p.deleted, Nodes: []NodeInfo{}}
 		for _, n := range p.nodes {
 			ns, _ := n.state()
 			cs.Nodes = append(cs.Nodes, NodeInfo{Name: n.name, PID: n.cmd.Process.Pid, Busy: ns.Busy,
