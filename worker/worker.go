@@ -74,7 +74,7 @@ type Options struct {
 	Capacity plan.ResourceList
 	// Slots bounds the activities running at once on each compute queue
 	// without capacity accounting (an amlcompute's); 0 is the SDK's
-	// default. A fleet node of porch dev runs one step at a time, as an
+	// default. The default queue and the node's own are not bounded. A fleet node of porch dev runs one step at a time, as an
 	// Azure ML cluster node does.
 	Slots int
 	// StatusFile, when set, is a file the worker keeps up to date with
@@ -242,7 +242,9 @@ func (w *Worker) start(c client.Client, opts Options, q queue, acts, wfs bool) e
 		// Each poller holds a step's requests while it waits for a task:
 		// one per queue keeps that to one step per instance type.
 		wo.MaxConcurrentActivityTaskPollers = 1
-	} else if opts.Slots > 0 && q.name != plan.DefaultTaskQueue {
+	} else if opts.Slots > 0 && q.name != plan.DefaultTaskQueue && q.name != activities.NodeTaskQueue(w.acts.NodeName()) {
+		// Not the node's own queue: a parallel step's resource monitor
+		// there runs beside the step's mini-batches.
 		wo.MaxConcurrentActivityExecutionSize = opts.Slots
 	}
 	if w.status != nil {
