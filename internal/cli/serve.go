@@ -31,9 +31,12 @@ func (a *app) devCommand() *cobra.Command {
 	var f devFlags
 	cmd := &cobra.Command{
 		Use:   "dev",
-		Short: "Run a Temporal development server with the web UI and a porch worker",
+		Short: "Run a Temporal development server with the web UI, a porch worker and a local fleet",
 		Long: "Run a long-lived Temporal server (SQLite file), its web UI and a worker serving the default\n" +
-			"queue and the listed computes. Other porch commands on this machine find it by themselves.",
+			"queue and the listed computes. Other porch commands on this machine find it by themselves.\n\n" +
+			"Each amlcompute compute in the catalogue (other than those listed) gets a local fleet: porch\n" +
+			"worker processes started as its backlog grows, up to max_instances, at least min_instances,\n" +
+			"each stopped after idle_time_before_scale_down idle seconds. Their logs are in $PORCH_HOME/fleet.",
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error { return a.runDev(cmd.Context(), f) },
 	}

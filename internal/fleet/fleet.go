@@ -50,6 +50,9 @@ type Fleet struct {
 	// <compute>-<n>: a compute deleted and registered again gets new
 	// names, not those of nodes that may still be stopping.
 	numbered map[string]int
+	// problems holds the last error reported about the catalogue ("") and each
+	// compute's backlog, so a lasting one is said once.
+	problems map[string]string
 }
 
 // pool is one compute's nodes.
@@ -79,7 +82,7 @@ func Start(opts Options) (*Fleet, error) {
 		return nil, fmt.Errorf("create the fleet's folder: %v", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	f := &Fleet{opts: opts, pools: map[string]*pool{}, numbered: map[string]int{}, cancel: cancel, done: make(chan struct{})}
+	f := &Fleet{opts: opts, pools: map[string]*pool{}, numbered: map[string]int{}, problems: map[string]string{}, cancel: cancel, done: make(chan struct{})}
 	go f.run(ctx)
 	return f, nil
 }
@@ -123,7 +126,7 @@ func (f *Fleet) readCatalog(ctx context.Context) {
 	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	cat, err := workflows.GetCatalog(rctx, f.opts.Client)
-	if err != nil {
+	if f.problem("", "fleet: read the catalogue", err) {
 		return
 	}
 	seen := map[string]bool{}
@@ -133,32 +136,38 @@ func (f *Fleet) readCatalog(ctx context.Context) {
 		}
 		seen[c.Name] = true
 		p := f.pools[c.Name]
-		if p == nil || p.deleted {
-			if p == nil {
-				p = &pool{}
-				f.pools[c.Name] = p
-			}
+		if p == nil {
+			p = &pool{}
+			f.pools[c.Name] = p
+		}
+		if p.compute.MinInstances != c.MinInstances || p.compute.MaxInstances != c.MaxInstances ||
+			p.compute.IdleTimeBeforeScaleDown != c.IdleTimeBeforeScaleDown || p.deleted {
 			f.eventf("%s: fleet of %d to %d nodes, scale down after %ds idle", c.Name, c.MinInstances, c.MaxInstances,
 				c.IdleTimeBeforeScaleDown)
 		}
 		p.compute, p.deleted = c, false
 	}
-	for name, p := range f.pools {
-		if !seen[name] && !p.deleted {
+	for _, name := range f.names() {
+		if p := f.pools[name]; !seen[name] && !p.deleted {
 			p.deleted = true
 			f.eventf("%s: deleted from the catalogue: draining %d nodes", name, len(p.nodes))
 		}
 	}
 }
 
-// tick reaps exited nodes and scales every pool once, in name order.
-func (f *Fleet) tick(ctx context.Context) {
+// names are the pools' computes, sorted.
+func (f *Fleet) names() []string {
 	names := make([]string, 0, len(f.pools))
 	for name := range f.pools {
 		names = append(names, name)
 	}
 	slices.Sort(names)
-	for _, name := range names {
+	return names
+}
+
+// tick reaps exited nodes and scales every pool once, in name order.
+func (f *Fleet) tick(ctx context.Context) {
+	for _, name := range f.names() {
 		p := f.pools[name]
 		f.reap(p)
 		if p.deleted && len(p.nodes) == 0 {
@@ -196,6 +205,23 @@ func (p *pool) hold() {
 	p.holdUntil = time.Now().Add(p.backoff)
 }
 
+// serving are the nodes not stopping, by name, and their states.
+func (p *pool) serving() (map[string]*node, []NodeState) {
+	byName := map[string]*node{}
+	var states []NodeState
+	for _, n := range p.nodes {
+		if n.stopping.IsZero() {
+			st, ready := n.state()
+			if ready {
+				p.backoff = 0 // a node came up: the failure has passed
+			}
+			byName[n.name] = n
+			states = append(states, st)
+		}
+	}
+	return byName, states
+}
+
 // scale applies Decide to a pool's serving nodes.
 func (f *Fleet) scale(ctx context.Context, p *pool) {
 	c := p.compute
@@ -205,22 +231,12 @@ func (f *Fleet) scale(ctx context.Context, p *pool) {
 		policy = Policy{}
 	} else {
 		var err error
-		if backlog, err = f.backlog(ctx, c.Name); err != nil {
+		backlog, err = f.backlog(ctx, c.Name)
+		if f.problem(c.Name, c.Name+": read the backlog of task queue "+plan.TaskQueue(c.Name), err) {
 			return // unknown demand: change nothing
 		}
 	}
-	serving := map[string]*node{}
-	var states []NodeState
-	for _, n := range p.nodes {
-		if n.stopping.IsZero() {
-			st, ready := n.state()
-			if ready {
-				p.backoff = 0 // a node came up: the failure has passed
-			}
-			serving[n.name] = n
-			states = append(states, st)
-		}
-	}
+	serving, states := p.serving()
 	d := Decide(policy, backlog, states, time.Now())
 	if d.Start > 0 && time.Now().Before(p.holdUntil) {
 		return
@@ -297,6 +313,20 @@ func (f *Fleet) stopAll() {
 		n.kill()
 		<-n.exited
 	}
+}
+
+// problem reports err once per streak of the same error about what, and
+// says whether there was one.
+func (f *Fleet) problem(what, doing string, err error) bool {
+	if err == nil {
+		delete(f.problems, what)
+		return false
+	}
+	if f.problems[what] != err.Error() {
+		f.problems[what] = err.Error()
+		f.eventf("%s: %v (retrying)", doing, err)
+	}
+	return true
 }
 
 func (f *Fleet) eventf(format string, args ...any) {
