@@ -74,8 +74,9 @@ type Options struct {
 	Capacity plan.ResourceList
 	// Slots bounds the activities running at once on each compute queue
 	// without capacity accounting (an amlcompute's); 0 is the SDK's
-	// default. The default queue and the node's own are not bounded. A fleet node of porch dev runs one step at a time, as an
-	// Azure ML cluster node does.
+	// default. The default queue and the node's own are not bounded. A
+	// fleet node of porch dev runs one step at a time, as an Azure ML
+	// cluster node does.
 	Slots int
 	// StatusFile, when set, is a file the worker keeps up to date with
 	// its NodeStatus (running activities, idle since), for a local fleet.
