@@ -72,6 +72,15 @@ type Options struct {
 	// a zero CPU or memory is this machine's, a negative GPU count what
 	// nvidia-smi lists.
 	Capacity plan.ResourceList
+	// Slots bounds the activities running at once on each compute queue
+	// without capacity accounting (an amlcompute's); 0 is the SDK's
+	// default. The default queue and the node's own are not bounded. A
+	// fleet node of porch dev runs one step at a time, as an Azure ML
+	// cluster node does.
+	Slots int
+	// StatusFile, when set, is a file the worker keeps up to date with
+	// its NodeStatus (running activities, idle since), for a local fleet.
+	StatusFile string
 }
 
 // CatalogDatastores reads the datastores of the catalogue on c's server.
@@ -87,6 +96,7 @@ type Worker struct {
 	workers []sdkworker.Worker
 	queues  []string
 	acts    *activities.Activities
+	status  *statusWriter
 }
 
 // Start starts workers for every queue the options name: the default
@@ -115,6 +125,12 @@ func Start(c client.Client, opts Options) (*Worker, error) {
 		},
 	}
 	w := &Worker{acts: acts}
+	if opts.StatusFile != "" {
+		var err error
+		if w.status, err = newStatusWriter(opts.StatusFile, acts.NodeName()); err != nil {
+			return nil, err
+		}
+	}
 	defaultActs := slices.Contains(opts.Computes, "")
 	if opts.Workflows || defaultActs {
 		if err := w.start(c, opts, queue{name: plan.DefaultTaskQueue}, defaultActs, opts.Workflows); err != nil {
@@ -227,6 +243,13 @@ func (w *Worker) start(c client.Client, opts Options, q queue, acts, wfs bool) e
 		// Each poller holds a step's requests while it waits for a task:
 		// one per queue keeps that to one step per instance type.
 		wo.MaxConcurrentActivityTaskPollers = 1
+	} else if opts.Slots > 0 && q.name != plan.DefaultTaskQueue && q.name != activities.NodeTaskQueue(w.acts.NodeName()) {
+		// Not the node's own queue: a parallel step's resource monitor
+		// there runs beside the step's mini-batches.
+		wo.MaxConcurrentActivityExecutionSize = opts.Slots
+	}
+	if w.status != nil {
+		wo.Interceptors = append(wo.Interceptors, w.status.interceptor())
 	}
 	sw := sdkworker.New(c, q.name, wo)
 	if acts {

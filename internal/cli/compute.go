@@ -16,6 +16,7 @@ import (
 	"github.com/porch-pipelines/porch/compiler"
 	"github.com/porch-pipelines/porch/compiler/plan"
 	"github.com/porch-pipelines/porch/compute"
+	"github.com/porch-pipelines/porch/internal/fleet"
 	"github.com/porch-pipelines/porch/quota"
 	"github.com/porch-pipelines/porch/workflows"
 )
@@ -329,6 +330,9 @@ func (a *app) computeLive(ctx context.Context, sess *session, c plan.Compute, ca
 		nodes = fmt.Sprintf("%d: %s", len(names), strings.Join(names, ", "))
 	}
 	f = append(f, [2]string{"nodes", nodes})
+	if line, ok := a.fleetLine(sess, c); ok {
+		f = append(f, [2]string{"fleet", line})
+	}
 	pools := []quota.Pool{{Kind: quota.Compute, Name: c.Name}}
 	if c.Size != "" {
 		pools = append(pools, quota.Pool{Kind: quota.Size, Name: c.Size})
@@ -343,4 +347,34 @@ func (a *app) computeLive(ctx context.Context, sess *session, c plan.Compute, ca
 		}
 	}
 	return f
+}
+
+// fleetLine describes the nodes porch dev's fleet runs for c, when a
+// porch dev for this server runs on this machine: each busy, idle (for
+// how long) or stopping.
+func (a *app) fleetLine(sess *session, c plan.Compute) (string, bool) {
+	st, ok, err := fleet.ReadState(sess.settings.Home)
+	if err != nil || !ok || st.Address != sess.settings.Address || st.Namespace != sess.settings.Namespace {
+		return "", false
+	}
+	cs, ok := st.Compute(c.Name)
+	if !ok {
+		return "", false
+	}
+	var nodes []string
+	for _, n := range cs.Nodes {
+		what := "busy"
+		switch {
+		case n.Stopping:
+			what = "stopping"
+		case !n.Busy:
+			what = "idle " + time.Since(n.IdleSince).Round(time.Second).String()
+		}
+		nodes = append(nodes, fmt.Sprintf("%s (pid %d, %s)", n.Name, n.PID, what))
+	}
+	line := fmt.Sprintf("%d of at most %d nodes (porch dev)", len(nodes), cs.Max)
+	if len(nodes) > 0 {
+		line += ": " + strings.Join(nodes, ", ")
+	}
+	return line, true
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/porch-pipelines/porch/compiler/plan"
 	"github.com/porch-pipelines/porch/compute"
 	"github.com/porch-pipelines/porch/internal/devserver"
+	"github.com/porch-pipelines/porch/internal/fleet"
 	"github.com/porch-pipelines/porch/worker"
 	"github.com/porch-pipelines/porch/workflows"
 	"github.com/spf13/cobra"
@@ -23,15 +24,19 @@ type devFlags struct {
 	db, ip, namespace string
 	port, uiPort      int
 	computes          []string
+	fleet             bool
 }
 
 func (a *app) devCommand() *cobra.Command {
 	var f devFlags
 	cmd := &cobra.Command{
 		Use:   "dev",
-		Short: "Run a Temporal development server with the web UI and a porch worker",
+		Short: "Run a Temporal development server with the web UI, a porch worker and a local fleet",
 		Long: "Run a long-lived Temporal server (SQLite file), its web UI and a worker serving the default\n" +
-			"queue and the listed computes. Other porch commands on this machine find it by themselves.",
+			"queue and the listed computes. Other porch commands on this machine find it by themselves.\n\n" +
+			"Each amlcompute compute in the catalogue (other than those listed) gets a local fleet: porch\n" +
+			"worker processes started as its backlog grows, up to max_instances, at least min_instances,\n" +
+			"each stopped after idle_time_before_scale_down idle seconds. Their logs are in $PORCH_HOME/fleet.",
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error { return a.runDev(cmd.Context(), f) },
 	}
@@ -42,6 +47,7 @@ func (a *app) devCommand() *cobra.Command {
 	fl.IntVar(&f.uiPort, "ui-port", 8233, "web UI port; 0 for no UI")
 	fl.StringVar(&f.namespace, "namespace", defaultNamespace, "Temporal namespace, created when missing")
 	fl.StringArrayVar(&f.computes, "compute", nil, "also serve this compute's steps (repeatable)")
+	fl.BoolVar(&f.fleet, "fleet", true, "run a local fleet of workers for each amlcompute compute, scaled on its backlog")
 	return cmd
 }
 
@@ -91,13 +97,24 @@ func (a *app) runDev(ctx context.Context, f devFlags) error {
 		return err
 	}
 	defer removeState()
-	a.printDevBanner(sess, f.db, serverLog.Name(), workerLog.Name())
+	var nodes *fleet.Fleet
+	if f.fleet {
+		nodes, err = fleet.Start(fleet.Options{Client: sess.client, Address: sess.settings.Address, Namespace: f.namespace,
+			Home: home, Skip: computes, Events: a.stdout})
+		if err != nil {
+			return err
+		}
+	}
+	a.printDevBanner(sess, f.db, nodes, serverLog.Name(), workerLog.Name())
 	<-ctx.Done()
 	fmt.Fprintln(a.stdout, "porch dev: stopping")
+	if nodes != nil {
+		nodes.Stop()
+	}
 	return nil
 }
 
-func (a *app) printDevBanner(sess *session, db string, logs ...string) {
+func (a *app) printDevBanner(sess *session, db string, nodes *fleet.Fleet, logs ...string) {
 	addr := sess.settings.Address
 	w := a.stdout
 	fmt.Fprintf(w, "porch dev: temporal server at %s, namespace %s\n", addr, sess.settings.Namespace)
@@ -106,6 +123,9 @@ func (a *app) printDevBanner(sess *session, db string, logs ...string) {
 	}
 	fmt.Fprintf(w, "  database: %s\n", db)
 	fmt.Fprintf(w, "  worker:   task queues %s\n", strings.Join(sess.worker.Queues(), ", "))
+	if nodes != nil {
+		fmt.Fprintf(w, "  fleet:    on: workers for amlcompute computes, started on demand (logs: %s)\n", nodes.Dir())
+	}
 	fmt.Fprintf(w, "  logs:     %s\n", strings.Join(logs, ", "))
 	fmt.Fprintf(w, "run a pipeline:  porch run --address %s FILE\n", addr)
 	fmt.Fprintf(w, "                 (porch job list/show/logs/cancel find this server without --address)\n")
@@ -118,8 +138,9 @@ func (a *app) workerCommand() *cobra.Command {
 	var flags serverFlags
 	var computes, instanceTypes []string
 	var withWorkflows bool
-	var python, node, labels, cpu, memory string
+	var python, node, labels, cpu, memory, statusFile string
 	var gpu int64
+	var slots int
 	cmd := &cobra.Command{
 		Use:   "worker",
 		Short: "Run a worker: porch workflows and the steps of the given computes",
@@ -137,13 +158,16 @@ func (a *app) workerCommand() *cobra.Command {
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts := worker.Options{Computes: normaliseComputes(computes), Workflows: withWorkflows, Python: python, Node: node,
-				InstanceTypes: instanceTypes}
+				InstanceTypes: instanceTypes, Slots: slots, StatusFile: statusFile}
 			var err error
 			if opts.Labels, err = parseLabels(labels); err != nil {
 				return err
 			}
 			if opts.Capacity, err = parseCapacity(cpu, memory, gpu); err != nil {
 				return err
+			}
+			if slots < 0 {
+				return fmt.Errorf("--slots %d is negative: give the number of activities to run at once, or 0 for no limit", slots)
 			}
 			if len(computes) == 0 {
 				if len(instanceTypes) > 0 {
@@ -164,6 +188,8 @@ func (a *app) workerCommand() *cobra.Command {
 	f.StringVar(&cpu, "cpu", "", "CPUs this worker offers, a Kubernetes quantity such as 4 or 1500m (default: this machine's cores)")
 	f.StringVar(&memory, "memory", "", "memory this worker offers, a Kubernetes quantity such as 16Gi (default: this machine's)")
 	f.Int64Var(&gpu, "gpu", -1, "GPUs this worker offers (default: those nvidia-smi lists)")
+	f.IntVar(&slots, "slots", 0, "run at most this many activities (steps, mini-batches) at once on each amlcompute queue (default: no limit)")
+	f.StringVar(&statusFile, "status-file", "", "keep this file up to date with the worker's running activities (for porch dev's fleet)")
 	flags.register(cmd)
 	return cmd
 }

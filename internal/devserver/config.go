@@ -70,6 +70,10 @@ var baseDynamicConfig = map[string]any{
 	"worker.taskQueueScannerEnabled":       false,
 	"worker.historyScannerEnabled":         false,
 	"system.enableParentClosePolicyWorker": false,
+	// porch dev's fleet scales on the backlog DescribeTaskQueue reports,
+	// which the server caches for 5 s by default: a second keeps a new
+	// backlog from waiting that long for its first node.
+	"matching.TaskQueueInfoByBuildIdTTL": time.Second,
 }
 
 func dynamicConfig(tuned bool) dynamicconfig.StaticClient {
