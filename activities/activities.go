@@ -158,6 +158,9 @@ func (a *Activities) RunCommand(ctx context.Context, in RunCommandInput) (RunCom
 		attempt = activity.GetInfo(ctx).Attempt
 	}
 	r := stepRun{in: in, folders: f, attempt: attempt}
+	if in.Placement != "" {
+		notes = append([]string{in.Placement}, notes...)
+	}
 	specs, err := r.specs(line, b.env(in), procs, slices.Concat(b.mounts.notes, notes))
 	if err != nil {
 		return RunCommandResult{}, err

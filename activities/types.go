@@ -23,6 +23,9 @@ type RunCommandInput struct {
 	Inputs []plan.Input `json:"inputs,omitempty"`
 	// Outputs are the step's outputs; Path is a resolved URI (no ${{...}}).
 	Outputs []plan.Output `json:"outputs,omitempty"`
+	// Placement is a line for the top of the step's log saying where the
+	// workflow placed it (a serverless step's instance type); "" for none.
+	Placement string `json:"placement,omitempty"`
 }
 
 // RunCommandResult is what a finished command step reports.
