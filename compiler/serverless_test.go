@@ -36,7 +36,9 @@ jobs:
     compute: azureml:cpu-cluster
     command: echo
 `), 0o644))
-	res := func(p *plan.Plan, name string) plan.Resources { return step(t, p.Pipeline.Steps, name).Command.Resources }
+	res := func(p *plan.Plan, name string) plan.Resources {
+		return step(t, p.Pipeline.Steps, name).Command.Resources
+	}
 	e4 := &plan.Serverless{Requests: plan.ResourceList{MilliCPU: 4000, MemoryBytes: 32 << 30}, From: "Standard_E4s_v3"}
 
 	p, diags := Compile(file, Options{})
