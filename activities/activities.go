@@ -158,6 +158,9 @@ func (a *Activities) RunCommand(ctx context.Context, in RunCommandInput) (RunCom
 		attempt = activity.GetInfo(ctx).Attempt
 	}
 	r := stepRun{in: in, folders: f, attempt: attempt}
+	if in.Placement != "" {
+		notes = append([]string{in.Placement}, notes...)
+	}
 	env, idNote := b.env(in)
 	if idNote != "" {
 		notes = append(notes, idNote)

@@ -25,6 +25,9 @@ type RunCommandInput struct {
 	Outputs []plan.Output `json:"outputs,omitempty"`
 	// SubmittedBy is the user who submitted the run (user@host).
 	SubmittedBy string `json:"submitted_by,omitempty"`
+	// Placement is a line for the top of the step's log saying where the
+	// workflow placed it (a serverless step's instance type); "" for none.
+	Placement string `json:"placement,omitempty"`
 }
 
 // RunCommandResult is what a finished command step reports.

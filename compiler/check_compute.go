@@ -64,6 +64,9 @@ func (c *checker) checkInstanceTypes(refs []*scalarAST) {
 		if _, ok := c.catalog.FindInstanceType(s.Value); ok || isWholeBinding(s.Value) {
 			continue
 		}
+		if _, vmSize := plan.SizeResources(s.Value); vmSize {
+			continue // a serverless step's Azure VM size
+		}
 		c.errorf(s.Pos, withHint("use one of "+list(known)+", or apply it with `"+applyInstanceType+"`", suggest(s.Value, known)),
 			"instance type %q is not applied on the porch server", s.Value)
 	}

@@ -89,7 +89,8 @@ jobs:
 	assert.Equal(t, plan.Resources{InstanceType: "big", Cores: 3, TaskQueue: "porch-compute-k8s-big"}, res(p.Pipeline.Steps, "pod"))
 	assert.Equal(t, plan.Resources{Cores: 1, TaskQueue: "porch-compute-k8s-defaultinstancetype"}, res(p.Pipeline.Steps, "default_type"),
 		"defaultinstancetype requests 100m")
-	assert.Equal(t, plan.Resources{}, res(p.Pipeline.Steps, "queue"), "the default queue is no registered compute")
+	assert.Equal(t, plan.Resources{Serverless: &plan.Serverless{Requests: plan.NeedOf(plan.DefaultInstanceType()), From: "defaultinstancetype"}},
+		res(p.Pipeline.Steps, "queue"), "a serverless step asks for defaultinstancetype's requests, and claims no quota")
 	assert.Equal(t, 4, res(step(t, p.Pipeline.Steps, "nested").Pipeline.Steps, "inner").Cores)
 	assert.Equal(t, []plan.ComputeQueue{
 		{Compute: "", Queue: "porch"},

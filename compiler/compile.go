@@ -80,6 +80,7 @@ func compile(path string, opts Options) (*plan.Plan, Diagnostics) {
 	if checksComputes(opts.Catalog) {
 		sizeSteps(&out.Pipeline, opts.Catalog)
 	}
+	serverlessSteps(&out.Pipeline, opts.Catalog)
 	return out, all
 }
 

@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/api/temporalproto"
 	"go.temporal.io/api/workflowservice/v1"
 
+	"github.com/porch-pipelines/porch/compiler"
 	"github.com/porch-pipelines/porch/compiler/plan"
 	"github.com/porch-pipelines/porch/workflows"
 )
@@ -217,4 +218,28 @@ func TestRecordCatalogComputeHistory(t *testing.T) {
 	require.NoError(t, workflows.RemoveCatalogEntry(ctx, temporalClient, workflows.CatalogRemoval{Kind: workflows.KindCompute, Name: "cpu-cluster"}))
 	require.NoError(t, workflows.RemoveCatalogEntry(ctx, temporalClient, workflows.CatalogRemoval{Kind: workflows.KindInstanceType, Name: plan.DefaultInstanceTypeName}))
 	writeHistory(t, workflows.CatalogWorkflowID, filepath.Join("..", "workflows", "testdata", "histories", "v1-catalog-compute.json"))
+}
+
+// TestRecordServerlessHistories records a run whose command and parallel
+// steps pick their serverless instance type when they run.
+//
+//	PORCH_RECORD_HISTORIES=1 go test ./worker -run TestRecordServerlessHistories
+func TestRecordServerlessHistories(t *testing.T) {
+	if os.Getenv("PORCH_RECORD_HISTORIES") == "" {
+		t.Skip("set PORCH_RECORD_HISTORIES=1 to regenerate workflows/testdata/histories")
+	}
+	out := filepath.Join("..", "workflows", "testdata", "histories")
+	h := newHarness(t)
+	file, _ := parallelCase{files: names("f", 2), settings: `    mini_batch_size: "1"`}.write(t)
+	src, err := os.ReadFile(file)
+	require.NoError(t, err)
+	src = append(src, []byte("  hello:\n    command: echo hello\n")...)
+	require.NoError(t, os.WriteFile(file, src, 0o644))
+	// Compiled against a catalogue, the serverless steps carry
+	// defaultinstancetype's requests.
+	p, diags := compiler.Compile(file, compiler.Options{Catalog: &plan.Catalog{}})
+	require.False(t, diags.HasErrors(), diags.Error())
+	id, err := h.run(p)
+	require.NoError(t, err)
+	recordRun(t, out, "v1-serverless", id)
 }

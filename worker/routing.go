@@ -21,9 +21,7 @@ type queue struct {
 
 // computeQueues are the queues a worker serves for one compute. A compute
 // the catalogue does not know as kubernetes is one queue; a kubernetes
-// compute is a queue per instance type the worker serves: those named, or
-// with none named every one whose nodeSelector (and the compute's) its
-// labels satisfy and that fits its capacity.
+// compute is a queue per instance type the worker serves (serveTypes).
 func computeQueues(cat *plan.Catalog, compute string, named []string, labels []plan.Label, capacity plan.ResourceList) ([]queue, error) {
 	c, ok := cat.FindCompute(compute)
 	if !ok || c.Type != plan.ComputeKubernetes {
@@ -33,6 +31,22 @@ func computeQueues(cat *plan.Catalog, compute string, named []string, labels []p
 		}
 		return []queue{{name: plan.TaskQueue(compute)}}, nil
 	}
+	types, err := serveTypes(cat, c, named, labels, capacity)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]queue, 0, len(types))
+	for _, t := range types {
+		need := plan.NeedOf(t)
+		out = append(out, queue{name: plan.InstanceTaskQueue(c.Name, t.Name), need: &need})
+	}
+	return out, nil
+}
+
+// serveTypes are the instance types of compute c a worker serves: those
+// named, or with none named every one whose nodeSelector (and the
+// compute's) its labels satisfy and that fits its capacity.
+func serveTypes(cat *plan.Catalog, c plan.Compute, named []string, labels []plan.Label, capacity plan.ResourceList) ([]plan.InstanceType, error) {
 	var types []plan.InstanceType
 	if len(named) > 0 {
 		for _, n := range named {
@@ -46,16 +60,16 @@ func computeQueues(cat *plan.Catalog, compute string, named []string, labels []p
 					"label %s=%s: start it with --labels %s=%s, or serve another instance type", t.Name, c.Name,
 					missing.Key, missing.Value, missing.Key, missing.Value)
 			}
-			if !fits(stepNeed(t), capacity) {
+			if !fits(plan.NeedOf(t), capacity) {
 				return nil, fmt.Errorf("this worker cannot serve instance type %q of compute %q: a step requests %s, more than the "+
 					"worker's whole capacity of %s: give a larger --cpu, --memory or --gpu, or serve another instance type",
-					t.Name, c.Name, FormatResources(stepNeed(t)), FormatResources(capacity))
+					t.Name, c.Name, FormatResources(plan.NeedOf(t)), FormatResources(capacity))
 			}
 			types = append(types, t)
 		}
 	} else {
 		for _, t := range cat.AllInstanceTypes() {
-			if _, missing := missingLabel(c, t, labels); !missing && fits(stepNeed(t), capacity) {
+			if _, missing := missingLabel(c, t, labels); !missing && fits(plan.NeedOf(t), capacity) {
 				types = append(types, t)
 			}
 		}
@@ -65,21 +79,7 @@ func computeQueues(cat *plan.Catalog, compute string, named []string, labels []p
 				c.Name, typeNames(cat.AllInstanceTypes()), plan.LabelsString(labels), FormatResources(capacity))
 		}
 	}
-	out := make([]queue, 0, len(types))
-	for _, t := range types {
-		need := stepNeed(t)
-		out = append(out, queue{name: plan.InstanceTaskQueue(c.Name, t.Name), need: &need})
-	}
-	return out, nil
-}
-
-// stepNeed is what a running step of t holds: its CPU and memory
-// requests and its GPUs, which an instance type gives only as a limit (for
-// GPUs Kubernetes makes the request equal to the limit).
-func stepNeed(t plan.InstanceType) plan.ResourceList {
-	need := t.Requests
-	need.GPU = t.Limits.GPU
-	return need
+	return types, nil
 }
 
 // missingLabel returns a label of the compute's or the instance type's

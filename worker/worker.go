@@ -151,8 +151,9 @@ func Start(c client.Client, opts Options) (*Worker, error) {
 }
 
 // serveQueues lists the queues of the options' computes other than the
-// default one, sorted, then the node's own queue: a parallel step's
-// resource monitor must run on the node it measures.
+// default queue (the default compute's are its serverless instance types'),
+// sorted, then the node's own queue: a parallel step's resource monitor
+// must run on the node it measures.
 func serveQueues(c client.Client, opts Options, node string) ([]queue, error) {
 	var computes []string
 	for _, comp := range opts.Computes {
@@ -160,10 +161,7 @@ func serveQueues(c client.Client, opts Options, node string) ([]queue, error) {
 			computes = append(computes, comp)
 		}
 	}
-	if len(computes) == 0 {
-		if len(opts.Computes) > 0 {
-			return []queue{{name: activities.NodeTaskQueue(node)}}, nil
-		}
+	if len(opts.Computes) == 0 {
 		return nil, nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), startCatalogTimeout)
@@ -179,13 +177,20 @@ func serveQueues(c client.Client, opts Options, node string) ([]queue, error) {
 	if err != nil {
 		return nil, err
 	}
+	labels := opts.Labels
+	if opts.AnyNode {
+		labels = allSelectors(&cat)
+	}
 	var out []queue
 	for _, comp := range computes {
-		labels := opts.Labels
-		if opts.AnyNode {
-			labels = allSelectors(&cat)
-		}
 		qs, err := computeQueues(&cat, comp, opts.InstanceTypes, labels, capacity)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, qs...)
+	}
+	if slices.Contains(opts.Computes, "") {
+		qs, err := serverlessQueues(&cat, opts.InstanceTypes, labels, capacity)
 		if err != nil {
 			return nil, err
 		}
@@ -251,12 +256,21 @@ func (w *Worker) start(c client.Client, opts Options, q queue, acts, wfs bool) e
 	if w.status != nil {
 		wo.Interceptors = append(wo.Interceptors, w.status.interceptor())
 	}
+	// The SDK polls workflow tasks whatever is registered: a worker
+	// serving the default queue's steps alone took the workflows' tasks and
+	// failed them ("unable to find workflow type"), delaying each by a
+	// retry. The serverless chooser is a local activity of workflow
+	// workers: registering it must not make a workflows-only worker take
+	// steps.
+	wo.DisableWorkflowWorker = !wfs
+	wo.LocalActivityWorkerOnly = wfs && !acts
 	sw := sdkworker.New(c, q.name, wo)
 	if acts {
 		w.acts.Register(sw)
 	}
 	if wfs {
 		workflows.Register(sw)
+		(&serverlessChooser{client: c, catalog: opts.Catalog}).register(sw)
 	}
 	if err := sw.Start(); err != nil {
 		w.Stop()

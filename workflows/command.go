@@ -28,6 +28,10 @@ const (
 // CommandStep is the workflow of one command step: it runs the command on
 // the step's compute and returns where its outputs landed.
 func CommandStep(ctx workflow.Context, in CommandStepInput) (activities.RunCommandResult, error) {
+	var err error
+	if in.Run.Placement, err = placeServerless(ctx, &in.Run.Command.Resources); err != nil {
+		return activities.RunCommandResult{}, err
+	}
 	limit := time.Duration(in.Run.Command.TimeoutSeconds) * time.Second
 	opts := workflow.ActivityOptions{
 		TaskQueue:           in.Run.Command.Resources.Queue(in.Compute),
@@ -57,6 +61,6 @@ func CommandStep(ctx workflow.Context, in CommandStepInput) (activities.RunComma
 		}
 		defer release()
 	}
-	err := workflow.ExecuteActivity(ctx, activities.RunCommandName, in.Run).Get(ctx, &r)
+	err = workflow.ExecuteActivity(ctx, activities.RunCommandName, in.Run).Get(ctx, &r)
 	return r, err
 }

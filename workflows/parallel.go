@@ -46,6 +46,13 @@ const ParallelFailedType = "ParallelStepFailed"
 // activities on the step's compute, enforces the error thresholds, and
 // continues as new when its history grows long, carrying only counters.
 func ParallelStep(ctx workflow.Context, in ParallelStepInput) (ParallelStepResult, error) {
+	// A serverless step picks its instance type once: a run continued as
+	// new carries the chosen queue.
+	if placement, err := placeServerless(ctx, &in.Plan.Parallel.Resources); err != nil {
+		return ParallelStepResult{}, err
+	} else if placement != "" {
+		workflow.GetLogger(ctx).Info(placement)
+	}
 	r := &parallelRun{in: in, progress: ParallelProgress{Phase: PhasePlanning}}
 	if err := workflow.SetQueryHandler(ctx, ProgressQuery, func() (ParallelProgress, error) {
 		return r.snapshot(), nil

@@ -150,6 +150,10 @@ type Resources struct {
 	// registered kubernetes compute (InstanceTaskQueue), resolved when the
 	// pipeline is submitted; "" means the compute's own queue.
 	TaskQueue string `json:"task_queue,omitempty"`
+	// Serverless is set for a serverless step whose instance type porch
+	// picks when it runs, from the live workers' (see ServerlessFor);
+	// nil for every other step.
+	Serverless *Serverless `json:"serverless,omitempty"`
 }
 
 // Instances is the step's instance count: at least 1.

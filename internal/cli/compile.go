@@ -104,9 +104,30 @@ func (a *app) compile(ctx context.Context, path string, set map[string]string, s
 // catalogue answers only while a worker runs porch's workflows.
 const compileCatalogTimeout = 10 * time.Second
 
-// namesCompute reports whether a plan runs a step on a named compute.
+// namesCompute reports whether a plan runs a step on a named compute, or
+// a serverless step on an instance type only the catalogue knows (one that
+// is no Azure VM size).
 func namesCompute(p *plan.Plan) bool {
-	return p != nil && slices.ContainsFunc(p.Computes(), func(c string) bool { return c != "" })
+	return p != nil && (slices.ContainsFunc(p.Computes(), func(c string) bool { return c != "" }) || namesInstanceType(p.Pipeline))
+}
+
+func namesInstanceType(pl plan.Pipeline) bool {
+	for _, s := range pl.Steps {
+		var r *plan.Resources
+		switch {
+		case s.Command != nil:
+			r = &s.Command.Resources
+		case s.Parallel != nil:
+			r = &s.Parallel.Resources
+		}
+		if s.Compute == "" && r != nil && r.InstanceType != "" && r.Serverless == nil && r.TaskQueue == "" {
+			return true
+		}
+		if s.Pipeline != nil && namesInstanceType(*s.Pipeline) {
+			return true
+		}
+	}
+	return false
 }
 
 // serverCatalog reads the catalogue of the server porch knows of; nil when

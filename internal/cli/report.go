@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/porch-pipelines/porch/activities"
@@ -201,7 +202,9 @@ func (a *app) checkWorkers(ctx context.Context, sess *session, p *plan.Plan) {
 			continue
 		}
 		name, flag := "the default compute", ""
-		if compute != "" {
+		if t, ok := strings.CutPrefix(tq, plan.ServerlessTaskQueue("")); ok && compute == "" {
+			name, flag = fmt.Sprintf("serverless instance type %q", t), " --compute serverless --instance-type "+t
+		} else if compute != "" {
 			name, flag = fmt.Sprintf("compute %q", compute), " --compute "+compute
 		}
 		fmt.Fprintf(a.stderr, "porch: warning: no worker serves %s (task queue %q): its steps wait until "+

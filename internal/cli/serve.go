@@ -152,8 +152,12 @@ func (a *app) workerCommand() *cobra.Command {
 			"--instance-type, or without it every applied one whose nodeSelector its --labels satisfy\n" +
 			"and whose requests fit its capacity. It runs no more steps at once than its capacity fits:\n" +
 			"a running step holds its instance type's CPU, memory and GPU requests. Capacity is this\n" +
-			"machine's cores, memory and nvidia-smi GPUs unless --cpu, --memory or --gpu say otherwise.",
+			"machine's cores, memory and nvidia-smi GPUs unless --cpu, --memory or --gpu say otherwise.\n\n" +
+			"A worker of the default compute (no --compute, or --compute serverless) also serves\n" +
+			"porch-serverless-<instance type> for the instance types its labels and capacity allow (or\n" +
+			"those named with --instance-type): a serverless step runs on the cheapest live one that fits.",
 		Example: "  porch worker --compute k8s --instance-type gpu-small --labels accelerator=nvidia --gpu 1\n" +
+			"  porch worker --compute serverless --instance-type large --cpu 8 --memory 32Gi\n" +
 			"  porch worker --compute k8s --cpu 4 --memory 16Gi",
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -183,7 +187,7 @@ func (a *app) workerCommand() *cobra.Command {
 	f.BoolVar(&withWorkflows, "workflows", false, "also run porch workflows (the default without --compute)")
 	f.StringVar(&python, "python", "", "Python interpreter for parallel steps' entry scripts (default $PORCH_PYTHON, else python3)")
 	f.StringVar(&node, "node", "", "name of this worker in parallel steps' logs (default <hostname>-<pid>)")
-	f.StringSliceVar(&instanceTypes, "instance-type", nil, "serve this instance type of a kubernetes compute (repeatable; default every one the labels and capacity allow)")
+	f.StringSliceVar(&instanceTypes, "instance-type", nil, "serve this instance type of a kubernetes compute or of serverless (repeatable; default every one the labels and capacity allow)")
 	f.StringVar(&labels, "labels", "", "this worker's node labels, k=v,k=v, matched against instance types' nodeSelector")
 	f.StringVar(&cpu, "cpu", "", "CPUs this worker offers, a Kubernetes quantity such as 4 or 1500m (default: this machine's cores)")
 	f.StringVar(&memory, "memory", "", "memory this worker offers, a Kubernetes quantity such as 16Gi (default: this machine's)")
