@@ -157,8 +157,9 @@ func (a *Activities) RunCommand(ctx context.Context, in RunCommandInput) (RunCom
 	if activity.IsActivity(ctx) {
 		attempt = activity.GetInfo(ctx).Attempt
 	}
+	attempt += in.PriorAttempts
 	r := stepRun{in: in, folders: f, attempt: attempt}
-	specs, err := r.specs(line, b.env(in), procs, slices.Concat(b.mounts.notes, notes))
+	specs, err := r.specs(line, b.env(in), procs, slices.Concat(in.Notes, b.mounts.notes, notes))
 	if err != nil {
 		return RunCommandResult{}, err
 	}

@@ -23,6 +23,11 @@ type RunCommandInput struct {
 	Inputs []plan.Input `json:"inputs,omitempty"`
 	// Outputs are the step's outputs; Path is a resolved URI (no ${{...}}).
 	Outputs []plan.Output `json:"outputs,omitempty"`
+	// PriorAttempts are attempts the workflow made before this activity
+	// (a spot step's preempted runs), counted in the step's attempt number.
+	PriorAttempts int32 `json:"prior_attempts,omitempty"`
+	// Notes are lines for the step's log, such as why it runs where it does.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // RunCommandResult is what a finished command step reports.

@@ -167,9 +167,11 @@ func (l *lowerer) lowerStep(sc *scope, s *stepAST) plan.Step {
 	}
 	if comp.Type == plan.StepParallel {
 		st.Parallel = lowerParallel(s)
+		applyTier(&st, s.Tier)
 		return st
 	}
 	st.Command = mergeCommand(comp.Command, s.Over)
+	applyTier(&st, s.Tier)
 	return st
 }
 

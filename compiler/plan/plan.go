@@ -144,6 +144,12 @@ type Resources struct {
 	// registered kubernetes compute (InstanceTaskQueue), resolved when the
 	// pipeline is submitted; "" means the compute's own queue.
 	TaskQueue string `json:"task_queue,omitempty"`
+	// JobTier is queue_settings.job_tier in lower case ("" for none);
+	// LowPriority says the step's compute is a low_priority amlcompute,
+	// resolved when the pipeline is submitted. Either TierSpot or a low
+	// priority compute makes the step preemptible (Spot).
+	JobTier     string `json:"job_tier,omitempty"`
+	LowPriority bool   `json:"low_priority,omitempty"`
 }
 
 // Instances is the step's instance count: at least 1.
