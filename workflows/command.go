@@ -57,6 +57,10 @@ func CommandStep(ctx workflow.Context, in CommandStepInput) (activities.RunComma
 		}
 		defer release()
 	}
+	if in.Run.Command.Resources.Spot() {
+		// Only spot steps take this path, so other histories are unchanged.
+		return runSpotCommand(ctx, opts, in.Run)
+	}
 	err := workflow.ExecuteActivity(ctx, activities.RunCommandName, in.Run).Get(ctx, &r)
 	return r, err
 }
