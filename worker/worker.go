@@ -72,6 +72,11 @@ type Options struct {
 	// a zero CPU or memory is this machine's, a negative GPU count what
 	// nvidia-smi lists.
 	Capacity plan.ResourceList
+	// Preemptible makes the worker a spot worker: it serves the spot
+	// variants of its queues (plan.SpotTaskQueue), where spot steps run,
+	// and stops with Preempt. nil means preemptible for the low_priority
+	// amlcomputes it serves, dedicated for the rest.
+	Preemptible *bool
 }
 
 // CatalogDatastores reads the datastores of the catalogue on c's server.
@@ -84,9 +89,11 @@ func CatalogDatastores(c client.Client) func(ctx context.Context) ([]plan.Datast
 
 // Worker is a set of started SDK workers, one per task queue.
 type Worker struct {
-	workers []sdkworker.Worker
-	queues  []string
-	acts    *activities.Activities
+	workers     []sdkworker.Worker
+	queues      []string
+	acts        *activities.Activities
+	client      client.Client
+	preemptible bool
 }
 
 // Start starts workers for every queue the options name: the default
@@ -114,12 +121,9 @@ func Start(c client.Client, opts Options) (*Worker, error) {
 			return datastores(ctx)
 		},
 	}
-	w := &Worker{acts: acts}
-	defaultActs := slices.Contains(opts.Computes, "")
-	if opts.Workflows || defaultActs {
-		if err := w.start(c, opts, queue{name: plan.DefaultTaskQueue}, defaultActs, opts.Workflows); err != nil {
-			return nil, err
-		}
+	w := &Worker{acts: acts, client: c}
+	if err := w.startDefault(c, opts); err != nil {
+		return nil, err
 	}
 	queues, err := serveQueues(c, opts, acts.NodeName())
 	if err != nil {
@@ -132,6 +136,26 @@ func Start(c client.Client, opts Options) (*Worker, error) {
 		}
 	}
 	return w, nil
+}
+
+// startDefault starts the worker of the default queue when it runs
+// workflows or the default compute's steps. A preemptible worker runs the
+// steps on the spot variant and workflows, which any worker can pick up
+// again, on the default queue itself.
+func (w *Worker) startDefault(c client.Client, opts Options) error {
+	acts := slices.Contains(opts.Computes, "")
+	if !acts && !opts.Workflows {
+		return nil
+	}
+	if !acts || !opts.spotQueue(nil, "") {
+		return w.start(c, opts, queue{name: plan.DefaultTaskQueue}, acts, opts.Workflows)
+	}
+	if opts.Workflows {
+		if err := w.start(c, opts, queue{name: plan.DefaultTaskQueue}, false, true); err != nil {
+			return err
+		}
+	}
+	return w.start(c, opts, queue{name: plan.SpotTaskQueue(plan.DefaultTaskQueue)}, true, false)
 }
 
 // serveQueues lists the queues of the options' computes other than the
@@ -172,6 +196,11 @@ func serveQueues(c client.Client, opts Options, node string) ([]queue, error) {
 		qs, err := computeQueues(&cat, comp, opts.InstanceTypes, labels, capacity)
 		if err != nil {
 			return nil, err
+		}
+		if opts.spotQueue(&cat, comp) {
+			for i := range qs {
+				qs[i].name = plan.SpotTaskQueue(qs[i].name)
+			}
 		}
 		out = append(out, qs...)
 	}
@@ -242,6 +271,7 @@ func (w *Worker) start(c client.Client, opts Options, q queue, acts, wfs bool) e
 	w.workers = append(w.workers, sw)
 	if acts && q.name != activities.NodeTaskQueue(w.acts.NodeName()) {
 		w.queues = append(w.queues, q.name)
+		w.preemptible = w.preemptible || plan.IsSpotTaskQueue(q.name)
 	}
 	return nil
 }

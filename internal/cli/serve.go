@@ -120,6 +120,7 @@ func (a *app) workerCommand() *cobra.Command {
 	var withWorkflows bool
 	var python, node, labels, cpu, memory string
 	var gpu int64
+	var preemptible bool
 	cmd := &cobra.Command{
 		Use:   "worker",
 		Short: "Run a worker: porch workflows and the steps of the given computes",
@@ -131,7 +132,12 @@ func (a *app) workerCommand() *cobra.Command {
 			"--instance-type, or without it every applied one whose nodeSelector its --labels satisfy\n" +
 			"and whose requests fit its capacity. It runs no more steps at once than its capacity fits:\n" +
 			"a running step holds its instance type's CPU, memory and GPU requests. Capacity is this\n" +
-			"machine's cores, memory and nvidia-smi GPUs unless --cpu, --memory or --gpu say otherwise.",
+			"machine's cores, memory and nvidia-smi GPUs unless --cpu, --memory or --gpu say otherwise.\n\n" +
+			"A preemptible worker (--preemptible, the default on a low_priority amlcompute) serves the\n" +
+			"spot variant of each queue (<queue>-spot), where steps with queue_settings.job_tier: spot\n" +
+			"and the steps of low_priority computes run. On SIGTERM it stops at once, like a reclaimed\n" +
+			"spot VM: its steps' processes are killed and the steps fail over by heartbeat timeout.\n" +
+			"A step preempted 3 times moves to dedicated workers (--preemptible=false).",
 		Example: "  porch worker --compute k8s --instance-type gpu-small --labels accelerator=nvidia --gpu 1\n" +
 			"  porch worker --compute k8s --cpu 4 --memory 16Gi",
 		Args: exactArgs(0, "no arguments"),
@@ -144,6 +150,9 @@ func (a *app) workerCommand() *cobra.Command {
 			}
 			if opts.Capacity, err = parseCapacity(cpu, memory, gpu); err != nil {
 				return err
+			}
+			if cmd.Flags().Changed("preemptible") {
+				opts.Preemptible = &preemptible
 			}
 			if len(computes) == 0 {
 				if len(instanceTypes) > 0 {
@@ -164,6 +173,7 @@ func (a *app) workerCommand() *cobra.Command {
 	f.StringVar(&cpu, "cpu", "", "CPUs this worker offers, a Kubernetes quantity such as 4 or 1500m (default: this machine's cores)")
 	f.StringVar(&memory, "memory", "", "memory this worker offers, a Kubernetes quantity such as 16Gi (default: this machine's)")
 	f.Int64Var(&gpu, "gpu", -1, "GPUs this worker offers (default: those nvidia-smi lists)")
+	f.BoolVar(&preemptible, "preemptible", false, "run spot steps, and stop at once on SIGTERM like a spot VM (default: true on a low_priority amlcompute)")
 	flags.register(cmd)
 	return cmd
 }
@@ -233,8 +243,17 @@ func (a *app) runWorker(ctx context.Context, flags serverFlags, opts worker.Opti
 		what = "porch workflows and " + what
 	}
 	fmt.Fprintf(a.stdout, "porch worker: running %s at %s (namespace %s); Ctrl-C to stop\n", what, s.Address, s.Namespace)
-	fmt.Fprintf(a.stdout, "porch worker: node %s\n", w.Node())
+	node := w.Node()
+	if w.Preemptible() {
+		node += " (preemptible: spot steps; stops at once on SIGTERM)"
+	}
+	fmt.Fprintf(a.stdout, "porch worker: node %s\n", node)
 	<-ctx.Done()
+	if w.Preemptible() {
+		fmt.Fprintln(a.stdout, "porch worker: preempted: stopping at once; running steps fail over by heartbeat timeout and retry elsewhere")
+		w.Preempt()
+		return nil
+	}
 	fmt.Fprintln(a.stdout, "porch worker: stopping (running steps are canceled and retried elsewhere)")
 	w.Stop()
 	return nil
