@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/porch-pipelines/porch/worker"
+	"github.com/porch-pipelines/porch/workflows"
 )
 
 // TestASpotStepPreemptedThreeTimesFinishesOnADedicatedWorker runs a spot
@@ -81,7 +82,14 @@ jobs:
 	assert.Contains(t, lines[3], "start ", "%s", lines)
 	assert.Contains(t, lines[3], dedicatedHome)
 	assert.Contains(t, lines[4], "end "+dedicatedHome)
-	assert.Equal(t, int32(4), steps(t, run.GetID())["train"].Attempt)
+	st := steps(t, run.GetID())["train"]
+	assert.Equal(t, int32(4), st.Attempt)
+	assert.True(t, st.Spot)
+	v, err := temporalClient.QueryWorkflow(ctx, st.WorkflowID, "", workflows.SpotQuery)
+	require.NoError(t, err)
+	var spotState workflows.SpotState
+	require.NoError(t, v.Get(&spotState))
+	assert.Equal(t, workflows.SpotState{Preemptions: 3, Dedicated: true}, spotState, "what porch run's progress shows")
 
 	stepLog := findFile(t, dedicatedHome, "std_log.txt")
 	assert.Contains(t, stepLog, "porch: preempted 3 times: moving to dedicated workers")

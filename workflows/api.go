@@ -111,6 +111,9 @@ type StepState struct {
 	// Claims says the step claims cores from a quota before it runs: its
 	// workflow answers QuotaWaitQuery.
 	Claims bool `json:"claims,omitempty"`
+	// Spot says the step runs on preemptible workers first: its workflow
+	// answers SpotQuery.
+	Spot bool `json:"spot,omitempty"`
 }
 
 // ParallelStepName is the workflow type of a parallel step.

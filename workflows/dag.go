@@ -152,6 +152,7 @@ func (d *dag) start(n *node, now time.Time) {
 	switch {
 	case n.step.Command != nil:
 		n.state.Claims = quotaRequest(n.step.Compute, n.step.Command.Resources) != nil
+		n.state.Spot = n.step.Command.Resources.Spot()
 	case n.step.Parallel != nil:
 		n.state.Claims = quotaRequest(n.step.Compute, n.step.Parallel.Resources) != nil
 	}

@@ -47,6 +47,11 @@ func (w *stepWatcher) snapshot(ctx context.Context, id string) ([]workflows.Step
 			case plan.StepSweep:
 				s.Detail = w.sweepDetail(ctx, s)
 			}
+			if s.Spot && s.Status == workflows.StatusRunning {
+				if d := w.spotDetail(ctx, s); d != "" {
+					s.Detail = d
+				}
+			}
 			if s.Claims && s.Status == workflows.StatusRunning {
 				if wait := w.quotaDetail(ctx, s); wait != "" {
 					s.Detail = wait
