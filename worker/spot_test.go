@@ -27,6 +27,9 @@ import (
 // reports nothing, so the step fails over by heartbeat timeout. After the
 // third preemption the step runs on the dedicated worker of its compute,
 // as attempt 4, and its log says why.
+//
+// With PORCH_RECORD_HISTORIES=1 it also records the run's histories as the
+// replay fixtures workflows/testdata/histories/v1-spot-*.json.
 func TestASpotStepPreemptedThreeTimesFinishesOnADedicatedWorker(t *testing.T) {
 	const compute = "spotc"
 	home := t.TempDir()
@@ -94,6 +97,9 @@ jobs:
 	stepLog := findFile(t, dedicatedHome, "std_log.txt")
 	assert.Contains(t, stepLog, "porch: preempted 3 times: moving to dedicated workers")
 	assert.Contains(t, stepLog, "attempt 4")
+	if os.Getenv("PORCH_RECORD_HISTORIES") != "" {
+		recordRun(t, filepath.Join("..", "workflows", "testdata", "histories"), "v1-spot", run.GetID())
+	}
 }
 
 func readLines(file string) []string {
