@@ -152,6 +152,10 @@ type ParallelState struct {
 	Counters   activities.ParallelCounters `json:"counters"`
 	Nodes      []string                    `json:"nodes,omitempty"`
 	LastReport time.Time                   `json:"last_report"`
+	// Spot counts a spot step's preemptions; Preempted are mini-batches
+	// to run again because their worker was lost.
+	Spot      ParallelSpot `json:"spot,omitzero"`
+	Preempted []int        `json:"preempted,omitempty"`
 }
 
 // ParallelStepResult is a finished parallel step.

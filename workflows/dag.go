@@ -155,6 +155,7 @@ func (d *dag) start(n *node, now time.Time) {
 		n.state.Spot = n.step.Command.Resources.Spot()
 	case n.step.Parallel != nil:
 		n.state.Claims = quotaRequest(n.step.Compute, n.step.Parallel.Resources) != nil
+		n.state.Spot = n.step.Parallel.Resources.Spot()
 	}
 	n.outputs = d.stepOutputs(n.step)
 }

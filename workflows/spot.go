@@ -34,16 +34,20 @@ const SpotQuery = "spot"
 type SpotState struct {
 	Preemptions int  `json:"preemptions"`
 	Dedicated   bool `json:"dedicated,omitempty"`
+	// Moved is, for a parallel step, how many mini-batches moved.
+	Moved int `json:"moved,omitempty"`
 }
 
 // Summary is the state in a few words for porch run's progress, "" before
 // the first preemption.
 func (s SpotState) Summary() string {
 	switch {
+	case s.Moved > 0:
+		return plural(int64(s.Moved), "mini-batch", "mini-batches") + " " + MovedToDedicated(spotPreemptions)
 	case s.Dedicated:
 		return MovedToDedicated(s.Preemptions)
 	case s.Preemptions > 0:
-		return fmt.Sprintf("preempted %d of %d times on spot workers", s.Preemptions, spotPreemptions)
+		return fmt.Sprintf("preempted %d times on spot workers", s.Preemptions)
 	}
 	return ""
 }

@@ -95,6 +95,60 @@ func TestSpotStepKeepsItsRetryBudgetForOtherFailures(t *testing.T) {
 
 func TestSpotStateSummary(t *testing.T) {
 	require.Equal(t, "", SpotState{}.Summary())
-	require.Equal(t, "preempted 2 of 3 times on spot workers", SpotState{Preemptions: 2}.Summary())
+	require.Equal(t, "preempted 2 times on spot workers", SpotState{Preemptions: 2}.Summary())
+	require.Equal(t, "2 mini-batches preempted 3 times: moving to dedicated workers", SpotState{Preemptions: 7, Dedicated: true, Moved: 2}.Summary())
 	require.Equal(t, "preempted 3 times: moving to dedicated workers", SpotState{Preemptions: 3, Dedicated: true}.Summary())
+}
+
+// TestSpotParallelStepMovesAMiniBatchAfterThreePreemptions: each
+// mini-batch counts its own preemptions; one preempted three times runs
+// on dedicated workers while the others stay on spot, and the step's own
+// activities run on the spot queue.
+func TestSpotParallelStepMovesAMiniBatchAfterThreePreemptions(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	Register(env)
+	(&activities.Activities{}).Register(env)
+	ref := activities.ParallelStepRef{RunID: "r", StepPath: "score", Datastore: "ws", Digest: "d"}
+	var planQueue string
+	env.OnActivity(activities.PlanMiniBatchesName, mock.Anything, mock.Anything).Return(
+		func(ctx context.Context, _ activities.PlanMiniBatchesInput) (activities.ParallelPlan, error) {
+			planQueue = activity.GetInfo(ctx).TaskQueue
+			return activities.ParallelPlan{Ref: ref, Batches: 3, Items: 3, Instances: 1, PerInstance: 2}, nil
+		})
+	env.OnActivity(activities.FinishParallelName, mock.Anything, mock.Anything).Return(activities.FinishParallelResult{}, nil)
+	env.OnActivity(activities.ReportParallelProgressName, mock.Anything, mock.Anything).Return(nil).Maybe()
+	env.OnActivity(activities.MonitorResourcesName, mock.Anything, mock.Anything).Return(nil).Maybe()
+	var mu sync.Mutex
+	queues := map[int][]string{}
+	env.OnActivity(activities.RunMiniBatchName, mock.Anything, mock.Anything).Return(
+		func(ctx context.Context, in activities.MiniBatchInput) (activities.MiniBatchResult, error) {
+			q := activity.GetInfo(ctx).TaskQueue
+			mu.Lock()
+			queues[in.Index] = append(queues[in.Index], q)
+			mu.Unlock()
+			if in.Index == 1 && q == "porch-compute-gpu-spot" {
+				return activities.MiniBatchResult{}, temporal.NewHeartbeatTimeoutError()
+			}
+			return activities.MiniBatchResult{Index: in.Index, Items: 1, Returned: 1}, nil
+		})
+	in := ParallelStepInput{Compute: "gpu", Plan: activities.PlanMiniBatchesInput{RunID: "r", StepPath: "score", Parallel: plan.Parallel{
+		MiniBatchErrorThreshold: -1, ErrorThreshold: -1, AllowedFailedPercent: 100,
+		Retry:                   plan.ParallelRetry{MaxRetries: 0, TimeoutSeconds: 60}, TaskOverheadTimeoutSeconds: 30,
+		Resources: plan.Resources{JobTier: plan.TierSpot},
+	}}}
+	env.ExecuteWorkflow(ParallelStepName, in)
+	require.NoError(t, env.GetWorkflowError())
+	var res ParallelStepResult
+	require.NoError(t, env.GetWorkflowResult(&res))
+	require.Equal(t, 3, res.Counters.Succeeded)
+	require.Equal(t, 0, res.Counters.Failed, "a preemption is not a failed mini-batch")
+	require.Equal(t, "porch-compute-gpu-spot", planQueue)
+	spot := "porch-compute-gpu-spot"
+	require.Equal(t, map[int][]string{0: {spot}, 1: {spot, spot, spot, "porch-compute-gpu"}, 2: {spot}}, queues)
+	v, err := env.QueryWorkflow(SpotQuery)
+	require.NoError(t, err)
+	var st SpotState
+	require.NoError(t, v.Get(&st))
+	require.Equal(t, SpotState{Preemptions: 3, Dedicated: true, Moved: 1}, st)
 }

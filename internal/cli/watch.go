@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/porch-pipelines/porch/compiler/plan"
@@ -49,7 +50,7 @@ func (w *stepWatcher) snapshot(ctx context.Context, id string) ([]workflows.Step
 			}
 			if s.Spot && s.Status == workflows.StatusRunning {
 				if d := w.spotDetail(ctx, s); d != "" {
-					s.Detail = d
+					s.Detail = strings.TrimPrefix(s.Detail+"; "+d, "; ")
 				}
 			}
 			if s.Claims && s.Status == workflows.StatusRunning {
