@@ -134,7 +134,7 @@ func TestSpotParallelStepMovesAMiniBatchAfterThreePreemptions(t *testing.T) {
 		})
 	in := ParallelStepInput{Compute: "gpu", Plan: activities.PlanMiniBatchesInput{RunID: "r", StepPath: "score", Parallel: plan.Parallel{
 		MiniBatchErrorThreshold: -1, ErrorThreshold: -1, AllowedFailedPercent: 100,
-		Retry:                   plan.ParallelRetry{MaxRetries: 0, TimeoutSeconds: 60}, TaskOverheadTimeoutSeconds: 30,
+		Retry: plan.ParallelRetry{MaxRetries: 0, TimeoutSeconds: 60}, TaskOverheadTimeoutSeconds: 30,
 		Resources: plan.Resources{JobTier: plan.TierSpot},
 	}}}
 	env.ExecuteWorkflow(ParallelStepName, in)
