@@ -42,6 +42,9 @@ def run(mini_batch):
 // finishing) stay on the spot queue, so a fourth preemptible worker
 // finishes the step. The workers share one home, as nodes share a
 // datastore.
+//
+// With PORCH_RECORD_HISTORIES=1 it also records the run's histories as the
+// replay fixtures workflows/testdata/histories/v1-spot-parallel-*.json.
 func TestASpotParallelStepsMiniBatchMovesToDedicatedWorkers(t *testing.T) {
 	needPython(t)
 	const compute = "spotp"
@@ -112,4 +115,7 @@ jobs:
 	assert.Equal(t, workflows.SpotState{Preemptions: 3, Dedicated: true, Moved: 1}, spotState)
 	rows := findFile(t, h.localPath(fmt.Sprintf("azureml://datastores/workspaceblobstore/paths/azureml/%s/score/", run.GetID())), "parallel_run_step.txt")
 	assert.Equal(t, "a.txt,dedicated", strings.TrimSpace(rows))
+	if os.Getenv("PORCH_RECORD_HISTORIES") != "" {
+		recordRun(t, filepath.Join("..", "workflows", "testdata", "histories"), "v1-spot-parallel", run.GetID())
+	}
 }
