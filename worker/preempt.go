@@ -24,6 +24,25 @@ func (o Options) spotQueue(cat *plan.Catalog, compute string) bool {
 	return ok && c.Type == plan.ComputeAML && c.Tier == plan.TierLowPriority
 }
 
+// tierQueues are the variants of a compute's queues the worker serves: the
+// spot ones for a preemptible worker, both for a worker standing in for
+// every node (AnyNode: a run on a scratch server, where this machine is the
+// whole cluster, spot VMs included).
+func (o Options) tierQueues(cat *plan.Catalog, compute string, qs []queue) []queue {
+	spot := make([]queue, len(qs))
+	for i, q := range qs {
+		q.name = plan.SpotTaskQueue(q.name)
+		spot[i] = q
+	}
+	switch {
+	case o.AnyNode:
+		return append(qs, spot...)
+	case o.spotQueue(cat, compute):
+		return spot
+	}
+	return qs
+}
+
 // Preemptible says whether this worker serves spot queues: whether it
 // stops with Preempt rather than Stop.
 func (w *Worker) Preemptible() bool { return w.preemptible }

@@ -62,8 +62,9 @@ type Options struct {
 	// nodeSelectors must be satisfied by.
 	Labels []plan.Label
 	// AnyNode makes the worker stand in for every node of its kubernetes
-	// computes, whatever their nodeSelectors (a run on a scratch server,
-	// where this machine is the whole cluster).
+	// computes, whatever their nodeSelectors, and for both dedicated and
+	// preemptible workers (a run on a scratch server, where this machine
+	// is the whole cluster).
 	AnyNode bool
 	// Catalog resolves the computes' instance types; nil reads the
 	// server's catalogue.
@@ -141,11 +142,18 @@ func Start(c client.Client, opts Options) (*Worker, error) {
 // startDefault starts the worker of the default queue when it runs
 // workflows or the default compute's steps. A preemptible worker runs the
 // steps on the spot variant and workflows, which any worker can pick up
-// again, on the default queue itself.
+// again, on the default queue itself; a worker standing in for every node
+// runs the steps of both.
 func (w *Worker) startDefault(c client.Client, opts Options) error {
 	acts := slices.Contains(opts.Computes, "")
 	if !acts && !opts.Workflows {
 		return nil
+	}
+	if acts && opts.AnyNode {
+		if err := w.start(c, opts, queue{name: plan.DefaultTaskQueue}, true, opts.Workflows); err != nil {
+			return err
+		}
+		return w.start(c, opts, queue{name: plan.SpotTaskQueue(plan.DefaultTaskQueue)}, true, false)
 	}
 	if !acts || !opts.spotQueue(nil, "") {
 		return w.start(c, opts, queue{name: plan.DefaultTaskQueue}, acts, opts.Workflows)
@@ -197,12 +205,7 @@ func serveQueues(c client.Client, opts Options, node string) ([]queue, error) {
 		if err != nil {
 			return nil, err
 		}
-		if opts.spotQueue(&cat, comp) {
-			for i := range qs {
-				qs[i].name = plan.SpotTaskQueue(qs[i].name)
-			}
-		}
-		out = append(out, qs...)
+		out = append(out, opts.tierQueues(&cat, comp, qs)...)
 	}
 	slices.SortFunc(out, func(a, b queue) int { return strings.Compare(a.name, b.name) })
 	pool := newCapacityPool(capacity)
@@ -271,7 +274,7 @@ func (w *Worker) start(c client.Client, opts Options, q queue, acts, wfs bool) e
 	w.workers = append(w.workers, sw)
 	if acts && q.name != activities.NodeTaskQueue(w.acts.NodeName()) {
 		w.queues = append(w.queues, q.name)
-		w.preemptible = w.preemptible || plan.IsSpotTaskQueue(q.name)
+		w.preemptible = w.preemptible || (plan.IsSpotTaskQueue(q.name) && !opts.AnyNode)
 	}
 	return nil
 }
