@@ -157,15 +157,13 @@ func (a *Activities) RunCommand(ctx context.Context, in RunCommandInput) (RunCom
 	if activity.IsActivity(ctx) {
 		attempt = activity.GetInfo(ctx).Attempt
 	}
+	attempt += in.PriorAttempts
 	r := stepRun{in: in, folders: f, attempt: attempt}
-	if in.Placement != "" {
-		notes = append([]string{in.Placement}, notes...)
-	}
 	env, idNote := b.env(in)
 	if idNote != "" {
 		notes = append(notes, idNote)
 	}
-	specs, err := r.specs(line, env, procs, slices.Concat(b.mounts.notes, notes))
+	specs, err := r.specs(line, env, procs, slices.Concat(in.Notes, b.mounts.notes, notes))
 	if err != nil {
 		return RunCommandResult{}, err
 	}

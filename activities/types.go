@@ -25,9 +25,11 @@ type RunCommandInput struct {
 	Outputs []plan.Output `json:"outputs,omitempty"`
 	// SubmittedBy is the user who submitted the run (user@host).
 	SubmittedBy string `json:"submitted_by,omitempty"`
-	// Placement is a line for the top of the step's log saying where the
-	// workflow placed it (a serverless step's instance type); "" for none.
-	Placement string `json:"placement,omitempty"`
+	// PriorAttempts are attempts the workflow made before this activity
+	// (a spot step's preempted runs), counted in the step's attempt number.
+	PriorAttempts int32 `json:"prior_attempts,omitempty"`
+	// Notes are lines for the step's log, such as why it runs where it does.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // RunCommandResult is what a finished command step reports.

@@ -140,6 +140,8 @@ type stepAST struct {
 	par *parallelAST
 	// Sweep holds a sweep step's settings; Component is then its trial.
 	Sweep *sweepAST
+	// Tier is queue_settings.job_tier in lower case, "" for none.
+	Tier string
 	// index is the declaration order.
 	index int
 	// deps are the sibling steps this one consumes outputs of, filled by

@@ -89,6 +89,7 @@ func sizeSteps(p *plan.Pipeline, cat *plan.Catalog) {
 		case plan.ComputeAML:
 			r.Size = c.Size
 			r.Cores, _ = plan.SizeCores(c.Size)
+			r.LowPriority = c.Tier == plan.TierLowPriority
 		case plan.ComputeKubernetes:
 			name := r.InstanceType
 			if name == "" {

@@ -175,10 +175,12 @@ func (l *lowerer) lowerStep(sc *scope, s *stepAST) plan.Step {
 	if comp.Type == plan.StepParallel {
 		st.Parallel = lowerParallel(s)
 		st.Parallel.Identity = identity
+		applyTier(&st, s.Tier)
 		return st
 	}
 	st.Command = mergeCommand(comp.Command, s.Over)
 	st.Command.Identity = identity
+	applyTier(&st, s.Tier)
 	return st
 }
 

@@ -63,7 +63,7 @@ var (
 	pipelineKeys = []string{"$schema", "type", "name", "display_name", "experiment_name", "description",
 		"tags", "inputs", "outputs", "settings", "jobs", "component", "compute", "identity"}
 	pipelineSilent = []string{"version", "is_deterministic", "properties", "services",
-		"creation_context", "id", "schedule", "status", "default_compute", "default_datastore"}
+		"creation_context", "id", "schedule", "status", "default_compute", "default_datastore", "queue_settings"}
 	settingsKeys   = []string{"default_compute", "default_datastore", "continue_on_step_failure", "force_rerun"}
 	settingsSilent = []string{"_source", "priority", "continue_run_on_failed_optional_input", "timeout"}
 )
@@ -113,6 +113,7 @@ func (p *parser) parseJobHeader(name string, f map[string]entry, pl *pipelineAST
 func (p *parser) parsePipeline(name string, n *yaml.Node, root bool) *pipelineAST {
 	pl := &pipelineAST{File: name, Dir: p.absDir(name), Pos: nodePos(name, n)}
 	f := p.fields(name, n, "pipeline", pipelineKeys, pipelineSilent)
+	p.warnPipelineQueueSettings(name, f)
 	p.parseJobHeader(name, f, pl)
 	if e, ok := f["settings"]; ok {
 		pl.Settings = p.parseSettings(name, e)

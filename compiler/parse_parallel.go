@@ -18,7 +18,7 @@ var (
 		"task", "retry_settings", "mini_batch_error_threshold", "error_threshold", "logging_level",
 		"environment_variables", "resources"}
 	parallelStepKeys = append([]string{"type", "component", "inputs", "outputs", "compute", "display_name",
-		"description", "tags", "name", "identity"}, parallelKeys...)
+		"description", "tags", "name", "identity", "queue_settings"}, parallelKeys...)
 	parallelComponentKeys = append([]string{"$schema", "type", "name", "version", "display_name", "description",
 		"tags", "inputs", "outputs", "is_deterministic"}, parallelKeys...)
 	taskKeys      = []string{"type", "code", "entry_script", "environment", "program_arguments", "append_row_to"}

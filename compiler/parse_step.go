@@ -15,8 +15,8 @@ import (
 var (
 	stepKeys = []string{"type", "component", "command", "code", "environment", "environment_variables",
 		"inputs", "outputs", "compute", "resources", "limits", "distribution", "display_name",
-		"description", "tags", "name", "identity"}
-	stepSilent = []string{"services", "queue_settings", "properties", "experiment_name",
+		"description", "tags", "name", "identity", "queue_settings"}
+	stepSilent = []string{"services", "properties", "experiment_name",
 		"is_deterministic", "$schema", "version", "creation_context", "id", "status", "settings"}
 	resourceKeys = []string{"instance_count", "instance_type", "shm_size", "properties", "locations",
 		"docker_args", "max_instance_count", "runtime_version"}
@@ -91,6 +91,7 @@ func (p *parser) parseStep(name string, e entry) *stepAST {
 	s.DisplayName = p.str(name, f["display_name"])
 	s.Compute = p.scalar(name, f["compute"])
 	s.Identity = p.parseIdentity(name, f["identity"])
+	s.Tier = p.parseQueueSettings(name, f)
 	if s.Component = p.stepComponent(name, s, f, typ, comp); s.Component == nil {
 		return nil
 	}

@@ -14,11 +14,11 @@ import (
 var (
 	sweepSettingKeys = []string{"trial", "search_space", "sampling_algorithm", "objective", "limits", "early_termination"}
 	sweepStepKeys    = append([]string{"type", "inputs", "outputs", "compute", "display_name", "description",
-		"tags", "name", "metric_step", "identity"}, sweepSettingKeys...)
-	sweepStepSilent = []string{"experiment_name", "properties", "queue_settings", "comment", "$schema"}
+		"tags", "name", "metric_step", "identity", "queue_settings"}, sweepSettingKeys...)
+	sweepStepSilent = []string{"experiment_name", "properties", "comment", "$schema"}
 	sweepJobKeys    = append([]string{"$schema", "type", "name", "display_name", "experiment_name", "description",
-		"tags", "inputs", "outputs", "compute", "resources", "identity"}, sweepSettingKeys...)
-	sweepJobSilent = []string{"queue_settings", "properties", "services", "status", "creation_context",
+		"tags", "inputs", "outputs", "compute", "resources", "identity", "queue_settings"}, sweepSettingKeys...)
+	sweepJobSilent = []string{"properties", "services", "status", "creation_context",
 		"id", "notification_setting"}
 	trialJobKeys  = []string{"command", "code", "environment", "environment_variables", "resources", "distribution"}
 	objectiveKeys = []string{"primary_metric", "goal"}
@@ -56,6 +56,7 @@ func (p *parser) parseSweepStep(name string, e entry, s *stepAST) *stepAST {
 	s.DisplayName = p.str(name, f["display_name"])
 	s.Compute = p.scalar(name, f["compute"])
 	s.Identity = p.parseIdentity(name, f["identity"])
+	s.Tier = p.parseQueueSettings(name, f)
 	s.Sweep = p.parseSweepSettings(name, s.Pos, f)
 	s.Sweep.MetricStep = p.scalar(name, f["metric_step"])
 	if in, ok := f["inputs"]; ok {

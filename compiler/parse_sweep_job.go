@@ -22,6 +22,7 @@ func (p *parser) parseSweepJob(name string, root *yaml.Node) *pipelineAST {
 		s.Name = pl.Name.Value
 	}
 	s.Sweep = p.parseSweepSettings(name, pl.Pos, f)
+	s.Tier = p.parseQueueSettings(name, f)
 	if e, ok := f["resources"]; ok && p.mapping(name, e) {
 		s.Over.Resources = p.parseCommand(name, map[string]entry{"resources": e}, false).Resources
 	}

@@ -33,6 +33,7 @@ type routing struct {
 	InstanceTypes []string
 	Labels        []plan.Label
 	Capacity      plan.ResourceList
+	Preemptible   *bool
 }
 
 // runWorkerProcess serves one compute until SIGTERM or SIGKILL.
@@ -51,6 +52,7 @@ func runWorkerProcess() int {
 			return 1
 		}
 		opts.InstanceTypes, opts.Labels, opts.Capacity = rt.InstanceTypes, rt.Labels, rt.Capacity
+		opts.Preemptible = rt.Preemptible
 	}
 	opts.Home, opts.Computes, opts.Node = os.Getenv(workerHomeEnv), []string{os.Getenv(workerComputeEnv)}, os.Getenv(workerNodeEnv)
 	w, err := worker.Start(c, opts)
@@ -61,6 +63,10 @@ func runWorkerProcess() int {
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
 	<-sig
+	if w.Preemptible() {
+		w.Preempt()
+		return 0
+	}
 	w.Stop()
 	return 0
 }
@@ -75,7 +81,8 @@ func startWorkerProcess(t *testing.T, home, compute, node string) *exec.Cmd {
 // labels and capacity of routing.
 func startRoutedWorkerProcess(t *testing.T, home, compute, node string, opts worker.Options) *exec.Cmd {
 	t.Helper()
-	r, err := json.Marshal(routing{InstanceTypes: opts.InstanceTypes, Labels: opts.Labels, Capacity: opts.Capacity})
+	r, err := json.Marshal(routing{InstanceTypes: opts.InstanceTypes, Labels: opts.Labels, Capacity: opts.Capacity,
+		Preemptible: opts.Preemptible})
 	require.NoError(t, err)
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(),

@@ -62,8 +62,9 @@ type Options struct {
 	// nodeSelectors must be satisfied by.
 	Labels []plan.Label
 	// AnyNode makes the worker stand in for every node of its kubernetes
-	// computes, whatever their nodeSelectors (a run on a scratch server,
-	// where this machine is the whole cluster).
+	// computes, whatever their nodeSelectors, and for both dedicated and
+	// preemptible workers (a run on a scratch server, where this machine
+	// is the whole cluster).
 	AnyNode bool
 	// Catalog resolves the computes' instance types; nil reads the
 	// server's catalogue.
@@ -81,6 +82,11 @@ type Options struct {
 	// StatusFile, when set, is a file the worker keeps up to date with
 	// its NodeStatus (running activities, idle since), for a local fleet.
 	StatusFile string
+	// Preemptible makes the worker a spot worker: it serves the spot
+	// variants of its queues (plan.SpotTaskQueue), where spot steps run,
+	// and stops with Preempt. nil means preemptible for the low_priority
+	// amlcomputes it serves, dedicated for the rest.
+	Preemptible *bool
 }
 
 // CatalogDatastores reads the datastores of the catalogue on c's server.
@@ -93,10 +99,12 @@ func CatalogDatastores(c client.Client) func(ctx context.Context) ([]plan.Datast
 
 // Worker is a set of started SDK workers, one per task queue.
 type Worker struct {
-	workers []sdkworker.Worker
-	queues  []string
-	acts    *activities.Activities
-	status  *statusWriter
+	workers     []sdkworker.Worker
+	queues      []string
+	acts        *activities.Activities
+	status      *statusWriter
+	client      client.Client
+	preemptible bool
 }
 
 // Start starts workers for every queue the options name: the default
@@ -124,18 +132,15 @@ func Start(c client.Client, opts Options) (*Worker, error) {
 			return datastores(ctx)
 		},
 	}
-	w := &Worker{acts: acts}
+	w := &Worker{acts: acts, client: c}
 	if opts.StatusFile != "" {
 		var err error
 		if w.status, err = newStatusWriter(opts.StatusFile, acts.NodeName()); err != nil {
 			return nil, err
 		}
 	}
-	defaultActs := slices.Contains(opts.Computes, "")
-	if opts.Workflows || defaultActs {
-		if err := w.start(c, opts, queue{name: plan.DefaultTaskQueue}, defaultActs, opts.Workflows); err != nil {
-			return nil, err
-		}
+	if err := w.startDefault(c, opts); err != nil {
+		return nil, err
 	}
 	queues, err := serveQueues(c, opts, acts.NodeName())
 	if err != nil {
@@ -148,6 +153,33 @@ func Start(c client.Client, opts Options) (*Worker, error) {
 		}
 	}
 	return w, nil
+}
+
+// startDefault starts the worker of the default queue when it runs
+// workflows or the default compute's steps. A preemptible worker runs the
+// steps on the spot variant and workflows, which any worker can pick up
+// again, on the default queue itself; a worker standing in for every node
+// runs the steps of both.
+func (w *Worker) startDefault(c client.Client, opts Options) error {
+	acts := slices.Contains(opts.Computes, "")
+	if !acts && !opts.Workflows {
+		return nil
+	}
+	if acts && opts.AnyNode {
+		if err := w.start(c, opts, queue{name: plan.DefaultTaskQueue}, true, opts.Workflows); err != nil {
+			return err
+		}
+		return w.start(c, opts, queue{name: plan.SpotTaskQueue(plan.DefaultTaskQueue)}, true, false)
+	}
+	if !acts || !opts.spotQueue(nil, "") {
+		return w.start(c, opts, queue{name: plan.DefaultTaskQueue}, acts, opts.Workflows)
+	}
+	if opts.Workflows {
+		if err := w.start(c, opts, queue{name: plan.DefaultTaskQueue}, false, true); err != nil {
+			return err
+		}
+	}
+	return w.start(c, opts, queue{name: plan.SpotTaskQueue(plan.DefaultTaskQueue)}, true, false)
 }
 
 // serveQueues lists the queues of the options' computes other than the
@@ -187,14 +219,14 @@ func serveQueues(c client.Client, opts Options, node string) ([]queue, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, qs...)
+		out = append(out, opts.tierQueues(&cat, comp, qs)...)
 	}
 	if slices.Contains(opts.Computes, "") {
 		qs, err := serverlessQueues(&cat, opts.InstanceTypes, labels, capacity)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, qs...)
+		out = append(out, opts.tierQueues(&cat, "", qs)...)
 	}
 	slices.SortFunc(out, func(a, b queue) int { return strings.Compare(a.name, b.name) })
 	pool := newCapacityPool(capacity)
@@ -279,6 +311,7 @@ func (w *Worker) start(c client.Client, opts Options, q queue, acts, wfs bool) e
 	w.workers = append(w.workers, sw)
 	if acts && q.name != activities.NodeTaskQueue(w.acts.NodeName()) {
 		w.queues = append(w.queues, q.name)
+		w.preemptible = w.preemptible || (plan.IsSpotTaskQueue(q.name) && !opts.AnyNode)
 	}
 	return nil
 }

@@ -114,6 +114,9 @@ type StepState struct {
 	// Claims says the step claims cores from a quota before it runs: its
 	// workflow answers QuotaWaitQuery.
 	Claims bool `json:"claims,omitempty"`
+	// Spot says the step runs on preemptible workers first: its workflow
+	// answers SpotQuery.
+	Spot bool `json:"spot,omitempty"`
 }
 
 // ParallelStepName is the workflow type of a parallel step.
@@ -152,6 +155,10 @@ type ParallelState struct {
 	Counters   activities.ParallelCounters `json:"counters"`
 	Nodes      []string                    `json:"nodes,omitempty"`
 	LastReport time.Time                   `json:"last_report"`
+	// Spot counts a spot step's preemptions; Preempted are mini-batches
+	// to run again because their worker was lost.
+	Spot      ParallelSpot `json:"spot,omitzero"`
+	Preempted []int        `json:"preempted,omitempty"`
 }
 
 // ParallelStepResult is a finished parallel step.

@@ -28,9 +28,12 @@ const (
 // CommandStep is the workflow of one command step: it runs the command on
 // the step's compute and returns where its outputs landed.
 func CommandStep(ctx workflow.Context, in CommandStepInput) (activities.RunCommandResult, error) {
-	var err error
-	if in.Run.Placement, err = placeServerless(ctx, &in.Run.Command.Resources); err != nil {
+	placed, err := placeServerless(ctx, &in.Run.Command.Resources)
+	if err != nil {
 		return activities.RunCommandResult{}, err
+	}
+	if placed != "" {
+		in.Run.Notes = append(in.Run.Notes, placed)
 	}
 	limit := time.Duration(in.Run.Command.TimeoutSeconds) * time.Second
 	opts := workflow.ActivityOptions{
@@ -60,6 +63,10 @@ func CommandStep(ctx workflow.Context, in CommandStepInput) (activities.RunComma
 			return r, err
 		}
 		defer release()
+	}
+	if in.Run.Command.Resources.Spot() {
+		// Only spot steps take this path, so other histories are unchanged.
+		return runSpotCommand(ctx, opts, in.Run)
 	}
 	err = workflow.ExecuteActivity(ctx, activities.RunCommandName, in.Run).Get(ctx, &r)
 	return r, err

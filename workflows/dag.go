@@ -152,8 +152,12 @@ func (d *dag) start(n *node, now time.Time) {
 	switch {
 	case n.step.Command != nil:
 		n.state.Claims = quotaRequest(n.step.Compute, n.step.Command.Resources) != nil
+		// A sweep's trials are steps of their own; only a command step's
+		// workflow answers SpotQuery.
+		n.state.Spot = n.step.Type == plan.StepCommand && n.step.Command.Resources.Spot()
 	case n.step.Parallel != nil:
 		n.state.Claims = quotaRequest(n.step.Compute, n.step.Parallel.Resources) != nil
+		n.state.Spot = n.step.Parallel.Resources.Spot()
 	}
 	n.outputs = d.stepOutputs(n.step)
 }

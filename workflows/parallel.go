@@ -59,6 +59,17 @@ func ParallelStep(ctx workflow.Context, in ParallelStepInput) (ParallelStepResul
 	}); err != nil {
 		return ParallelStepResult{}, err
 	}
+	if in.Plan.Parallel.Resources.Spot() {
+		// Only spot steps answer, so other histories are unchanged.
+		if err := workflow.SetQueryHandler(ctx, SpotQuery, func() (SpotState, error) {
+			if r.st == nil {
+				return SpotState{}, nil
+			}
+			return r.st.Spot.spotState(), nil
+		}); err != nil {
+			return ParallelStepResult{}, err
+		}
+	}
 	release := func() {}
 	if in.Quota != nil {
 		// The step holds its instances' cores from before it plans until
@@ -123,7 +134,7 @@ func (r *parallelRun) snapshot() ParallelProgress {
 // plan runs PlanMiniBatches on the step's compute.
 func (r *parallelRun) plan(ctx workflow.Context) error {
 	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		TaskQueue:           r.in.Plan.Parallel.Resources.Queue(r.in.Compute),
+		TaskQueue:           r.queue(),
 		StartToCloseTimeout: planTimeout,
 		RetryPolicy: &temporal.RetryPolicy{
 			MaximumAttempts:        infraAttempts,
@@ -172,13 +183,18 @@ func (r *parallelRun) runBatches(ctx workflow.Context) batchOutcome {
 			if !ok {
 				break
 			}
-			f := workflow.ExecuteActivity(r.batchOptions(batchCtx), activities.RunMiniBatchName,
+			actx, onSpot := r.spotBatch(r.batchOptions(batchCtx), i)
+			f := workflow.ExecuteActivity(actx, activities.RunMiniBatchName,
 				activities.MiniBatchInput{Ref: st.Plan.Ref, Index: i})
 			running++
 			st.Counters.Running = running
 			sel.AddFuture(f, func(f workflow.Future) {
 				running--
 				st.Counters.Running = running
+				if onSpot && r.preempted(ctx, f, i) {
+					return
+				}
+				st.Spot.forget(i)
 				if err := r.ended(ctx, f); err != nil && failure == nil {
 					failure = err
 					cancelBatches()
@@ -201,7 +217,7 @@ func (r *parallelRun) runBatches(ctx workflow.Context) batchOutcome {
 	if failure != nil {
 		return batchOutcome{err: failure}
 	}
-	if draining && (st.Next < st.Plan.Batches || len(st.Pending) > 0) {
+	if draining && (st.Next < st.Plan.Batches || len(st.Pending) > 0 || len(st.Preempted) > 0) {
 		return batchOutcome{continueAsNew: true}
 	}
 	return batchOutcome{}
@@ -211,6 +227,9 @@ func (r *parallelRun) runBatches(ctx workflow.Context) batchOutcome {
 // the unfinished ones; otherwise they go in order.
 func (r *parallelRun) nextIndex(ctx workflow.Context) (int, bool) {
 	st := r.st
+	if i, ok := r.nextPreempted(); ok {
+		return i, true
+	}
 	if !st.Resuming {
 		if st.Next >= st.Plan.Batches {
 			return 0, false
@@ -220,7 +239,7 @@ func (r *parallelRun) nextIndex(ctx workflow.Context) (int, bool) {
 	}
 	for len(st.Pending) == 0 && st.Next < st.Plan.Batches {
 		actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-			TaskQueue:           r.in.Plan.Parallel.Resources.Queue(r.in.Compute),
+			TaskQueue:           r.queue(),
 			StartToCloseTimeout: 10 * time.Minute,
 			RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: infraAttempts},
 		})
@@ -427,7 +446,7 @@ func (r *parallelRun) reportProgress(ctx workflow.Context) {
 	}
 	r.st.LastReport = now
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		TaskQueue:           r.in.Plan.Parallel.Resources.Queue(r.in.Compute),
+		TaskQueue:           r.queue(),
 		StartToCloseTimeout: time.Minute,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
 	})
@@ -451,7 +470,7 @@ func (r *parallelRun) finish(ctx workflow.Context, outcome batchOutcome) (Parall
 		fctx, _ = workflow.NewDisconnectedContext(ctx)
 	}
 	fctx = workflow.WithActivityOptions(fctx, workflow.ActivityOptions{
-		TaskQueue:           r.in.Plan.Parallel.Resources.Queue(r.in.Compute),
+		TaskQueue:           r.queue(),
 		StartToCloseTimeout: planTimeout,
 		HeartbeatTimeout:    5 * time.Minute,
 		RetryPolicy: &temporal.RetryPolicy{

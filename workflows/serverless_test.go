@@ -3,6 +3,7 @@ package workflows
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -55,7 +56,7 @@ func TestServerlessStepWaitsForAFittingInstanceType(t *testing.T) {
 	var queue, placement string
 	env.OnActivity(activities.RunCommandName, mock.Anything, mock.Anything).Return(
 		func(ctx context.Context, in activities.RunCommandInput) (activities.RunCommandResult, error) {
-			queue, placement = activity.GetInfo(ctx).TaskQueue, in.Placement
+			queue, placement = activity.GetInfo(ctx).TaskQueue, strings.Join(in.Notes, "\n")
 			return activities.RunCommandResult{}, nil
 		})
 	env.ExecuteWorkflow(CommandStep, serverlessInput())

@@ -154,6 +154,12 @@ type Resources struct {
 	// picks when it runs, from the live workers' (see ServerlessFor);
 	// nil for every other step.
 	Serverless *Serverless `json:"serverless,omitempty"`
+	// JobTier is queue_settings.job_tier in lower case ("" for none);
+	// LowPriority says the step's compute is a low_priority amlcompute,
+	// resolved when the pipeline is submitted. Either TierSpot or a low
+	// priority compute makes the step preemptible (Spot).
+	JobTier     string `json:"job_tier,omitempty"`
+	LowPriority bool   `json:"low_priority,omitempty"`
 }
 
 // Instances is the step's instance count: at least 1.

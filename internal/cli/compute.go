@@ -309,19 +309,24 @@ func (a *app) computeLive(ctx context.Context, sess *session, c plan.Compute, ca
 		}
 	}
 	var names []string
-	for _, q := range queues {
-		resp, err := sess.client.DescribeTaskQueue(ctx, q, enums.TASK_QUEUE_TYPE_ACTIVITY)
+	// Preemptible workers (porch worker --preemptible) poll each queue's
+	// spot variant.
+	for _, q := range spotQueues(queues) {
+		resp, err := sess.client.DescribeTaskQueue(ctx, q.name, enums.TASK_QUEUE_TYPE_ACTIVITY)
 		if err != nil {
 			f = append(f, [2]string{"nodes", "unknown: " + err.Error()})
 			return f
 		}
 		for _, p := range resp.GetPollers() {
 			seen := time.Since(p.GetLastAccessTime().AsTime()).Round(time.Second)
-			name := fmt.Sprintf("%s (polled %s ago)", p.GetIdentity(), seen)
-			if len(queues) > 1 {
-				name = fmt.Sprintf("%s on %s (polled %s ago)", p.GetIdentity(), q, seen)
+			name := p.GetIdentity()
+			if q.spot {
+				name += " preemptible"
 			}
-			names = append(names, name)
+			if len(queues) > 1 {
+				name += " on " + q.name
+			}
+			names = append(names, fmt.Sprintf("%s (polled %s ago)", name, seen))
 		}
 	}
 	nodes := "none: start one with `porch worker --compute " + c.Name + "`"
@@ -377,4 +382,22 @@ func (a *app) fleetLine(sess *session, c plan.Compute) (string, bool) {
 		line += ": " + strings.Join(nodes, ", ")
 	}
 	return line, true
+}
+
+// liveQueue is a task queue `porch compute show` asks for pollers.
+type liveQueue struct {
+	name string
+	spot bool
+}
+
+// spotQueues are queues followed by their spot variants.
+func spotQueues(queues []string) []liveQueue {
+	out := make([]liveQueue, 0, 2*len(queues))
+	for _, q := range queues {
+		out = append(out, liveQueue{name: q})
+	}
+	for _, q := range queues {
+		out = append(out, liveQueue{name: plan.SpotTaskQueue(q), spot: true})
+	}
+	return out
 }

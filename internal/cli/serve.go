@@ -141,6 +141,7 @@ func (a *app) workerCommand() *cobra.Command {
 	var python, node, labels, cpu, memory, statusFile string
 	var gpu int64
 	var slots int
+	var preemptible bool
 	cmd := &cobra.Command{
 		Use:   "worker",
 		Short: "Run a worker: porch workflows and the steps of the given computes",
@@ -155,7 +156,12 @@ func (a *app) workerCommand() *cobra.Command {
 			"machine's cores, memory and nvidia-smi GPUs unless --cpu, --memory or --gpu say otherwise.\n\n" +
 			"A worker of the default compute (no --compute, or --compute serverless) also serves\n" +
 			"porch-serverless-<instance type> for the instance types its labels and capacity allow (or\n" +
-			"those named with --instance-type): a serverless step runs on the cheapest live one that fits.",
+			"those named with --instance-type): a serverless step runs on the cheapest live one that fits.\n\n" +
+			"A preemptible worker (--preemptible, the default on a low_priority amlcompute) serves the\n" +
+			"spot variant of each queue (<queue>-spot), where steps with queue_settings.job_tier: spot\n" +
+			"and the steps of low_priority computes run. On SIGTERM it stops at once, like a reclaimed\n" +
+			"spot VM: its steps' processes are killed and the steps fail over by heartbeat timeout.\n" +
+			"A step preempted 3 times moves to dedicated workers (--preemptible=false).",
 		Example: "  porch worker --compute k8s --instance-type gpu-small --labels accelerator=nvidia --gpu 1\n" +
 			"  porch worker --compute serverless --instance-type large --cpu 8 --memory 32Gi\n" +
 			"  porch worker --compute k8s --cpu 4 --memory 16Gi",
@@ -172,6 +178,9 @@ func (a *app) workerCommand() *cobra.Command {
 			}
 			if slots < 0 {
 				return fmt.Errorf("--slots %d is negative: give the number of activities to run at once, or 0 for no limit", slots)
+			}
+			if cmd.Flags().Changed("preemptible") {
+				opts.Preemptible = &preemptible
 			}
 			if len(computes) == 0 {
 				if len(instanceTypes) > 0 {
@@ -194,6 +203,7 @@ func (a *app) workerCommand() *cobra.Command {
 	f.Int64Var(&gpu, "gpu", -1, "GPUs this worker offers (default: those nvidia-smi lists)")
 	f.IntVar(&slots, "slots", 0, "run at most this many activities (steps, mini-batches) at once on each amlcompute queue (default: no limit)")
 	f.StringVar(&statusFile, "status-file", "", "keep this file up to date with the worker's running activities (for porch dev's fleet)")
+	f.BoolVar(&preemptible, "preemptible", false, "run spot steps, and stop at once on SIGTERM like a spot VM (default: true on a low_priority amlcompute)")
 	flags.register(cmd)
 	return cmd
 }
@@ -263,8 +273,17 @@ func (a *app) runWorker(ctx context.Context, flags serverFlags, opts worker.Opti
 		what = "porch workflows and " + what
 	}
 	fmt.Fprintf(a.stdout, "porch worker: running %s at %s (namespace %s); Ctrl-C to stop\n", what, s.Address, s.Namespace)
-	fmt.Fprintf(a.stdout, "porch worker: node %s\n", w.Node())
+	node := w.Node()
+	if w.Preemptible() {
+		node += " (preemptible: spot steps; stops at once on SIGTERM)"
+	}
+	fmt.Fprintf(a.stdout, "porch worker: node %s\n", node)
 	<-ctx.Done()
+	if w.Preemptible() {
+		fmt.Fprintln(a.stdout, "porch worker: preempted: stopping at once; running steps fail over by heartbeat timeout and retry elsewhere")
+		w.Preempt()
+		return nil
+	}
 	fmt.Fprintln(a.stdout, "porch worker: stopping (running steps are canceled and retried elsewhere)")
 	w.Stop()
 	return nil

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/porch-pipelines/porch/compiler/plan"
@@ -46,6 +47,11 @@ func (w *stepWatcher) snapshot(ctx context.Context, id string) ([]workflows.Step
 				s.Detail = w.parallelDetail(ctx, s)
 			case plan.StepSweep:
 				s.Detail = w.sweepDetail(ctx, s)
+			}
+			if s.Spot && s.Status == workflows.StatusRunning {
+				if d := w.spotDetail(ctx, s); d != "" {
+					s.Detail = strings.TrimPrefix(s.Detail+"; "+d, "; ")
+				}
 			}
 			if s.Claims && s.Status == workflows.StatusRunning {
 				if wait := w.quotaDetail(ctx, s); wait != "" {

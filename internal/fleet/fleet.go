@@ -231,8 +231,8 @@ func (f *Fleet) scale(ctx context.Context, p *pool) {
 		policy = Policy{}
 	} else {
 		var err error
-		backlog, err = f.backlog(ctx, c.Name)
-		if f.problem(c.Name, c.Name+": read the backlog of task queue "+plan.TaskQueue(c.Name), err) {
+		backlog, err = f.backlog(ctx, nodeQueue(c))
+		if f.problem(c.Name, c.Name+": read the backlog of task queue "+nodeQueue(c), err) {
 			return // unknown demand: change nothing
 		}
 	}
@@ -268,14 +268,23 @@ func (f *Fleet) scale(ctx context.Context, p *pool) {
 	}
 }
 
-// backlog is the number of activity tasks waiting in a compute's task
-// queue, as the server counts them.
-func (f *Fleet) backlog(ctx context.Context, compute string) (int, error) {
+// nodeQueue is the task queue a compute's fleet nodes serve: the spot
+// variant for a low_priority compute, whose workers are preemptible.
+func nodeQueue(c plan.Compute) string {
+	if c.Tier == plan.TierLowPriority {
+		return plan.SpotTaskQueue(plan.TaskQueue(c.Name))
+	}
+	return plan.TaskQueue(c.Name)
+}
+
+// backlog is the number of activity tasks waiting in a task queue, as
+// the server counts them.
+func (f *Fleet) backlog(ctx context.Context, queue string) (int, error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	resp, err := f.opts.Client.WorkflowService().DescribeTaskQueue(ctx, &workflowservice.DescribeTaskQueueRequest{
 		Namespace:     f.opts.Namespace,
-		TaskQueue:     &taskqueuepb.TaskQueue{Name: plan.TaskQueue(compute), Kind: enums.TASK_QUEUE_KIND_NORMAL},
+		TaskQueue:     &taskqueuepb.TaskQueue{Name: queue, Kind: enums.TASK_QUEUE_KIND_NORMAL},
 		TaskQueueType: enums.TASK_QUEUE_TYPE_ACTIVITY,
 		ReportStats:   true,
 	})
