@@ -62,6 +62,14 @@ type Activities struct {
 	// re-reads them every few seconds.
 	Datastores func(ctx context.Context) ([]plan.Datastore, error)
 
+	// InstanceTypes are the instance types of the task queues this
+	// worker serves, by queue (plan.InstanceTaskQueue): a step from one
+	// runs each instance within its type's limits (see limits.go).
+	InstanceTypes map[string]plan.InstanceType
+	// GPUs is how many GPUs the worker offers, numbered from 0 as
+	// CUDA_VISIBLE_DEVICES counts them.
+	GPUs int64
+
 	// transport carries this worker's requests to object stores; nil is
 	// the default. Tests count requests with it.
 	transport http.RoundTripper
@@ -75,6 +83,9 @@ type Activities struct {
 	// Home/cache/code.
 	snapshots     codesnapshot.Cache
 	snapshotsOnce sync.Once
+	// cores and gpus are handed out to running instances.
+	devicesOnce sync.Once
+	cores, gpus *deviceSet
 }
 
 // Register registers the activities under their explicit names.
@@ -158,17 +169,26 @@ func (a *Activities) RunCommand(ctx context.Context, in RunCommandInput) (RunCom
 		attempt = activity.GetInfo(ctx).Attempt
 	}
 	r := stepRun{in: in, folders: f, attempt: attempt}
-	specs, err := r.specs(line, b.env(in), procs, slices.Concat(b.mounts.notes, notes))
+	lim := a.limitStep(ctx, in, procs)
+	specs, err := r.specs(line, b.env(in), procs, slices.Concat(b.mounts.notes, notes, lim.notes))
 	if err != nil {
+		lim.release()
 		return RunCommandResult{}, err
 	}
+	lim.apply(specs, procs)
 	runCtx, cancel := limitContext(ctx, in.Command.TimeoutSeconds)
 	defer cancel()
 	// The details are the bytes logged so far.
 	stopBeats := a.beatWhile(ctx, func() any { return loggedBytes(specs) })
+	stopWatch := watchMemory(lim.guards(), memorySampleInterval)
 	out := runAll(runCtx, specs, a.killGrace())
+	stopWatch()
 	stopBeats()
-	err = r.outcome(ctx, runCtx, procs, specs, out)
+	lim.release()
+	err = r.memoryExceeded(lim, specs)
+	if err == nil || ctx.Err() != nil {
+		err = r.outcome(ctx, runCtx, procs, specs, out)
+	}
 	if err == nil {
 		err = a.uploadOutputs(ctx, r, b.uploads)
 	}

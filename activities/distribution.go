@@ -19,6 +19,9 @@ const MaxProcesses = 64
 type process struct {
 	label string
 	env   []string
+	// instance is the instance (node) the process belongs to, whose
+	// limits it shares.
+	instance int
 }
 
 // distribute says which processes run the step's command on this host, and
@@ -90,7 +93,7 @@ func distributeRanks(step, kind string, instances, perInstance int) ([]process, 
 				"OMPI_COMM_WORLD_LOCAL_SIZE="+strconv.Itoa(perInstance),
 				"OMPI_COMM_WORLD_NODE_RANK="+strconv.Itoa(node))
 		}
-		procs[r] = process{label: "rank " + strconv.Itoa(r), env: env}
+		procs[r] = process{label: "rank " + strconv.Itoa(r), env: env, instance: node}
 	}
 	note := fmt.Sprintf("porch: %s distribution: %d processes (%d instances x %d per instance) run on this host", kind, world, instances, perInstance)
 	return procs, []string{note}, nil
@@ -147,7 +150,8 @@ func distributeTensorflow(step string, d *plan.Distribution, instances int) ([]p
 			return nil, nil, fmt.Errorf("encode TF_CONFIG: %w", err)
 		}
 		label := task.Type + " " + strconv.Itoa(task.Index)
-		procs = append(procs, process{label: label, env: []string{"TF_CONFIG=" + string(b)}})
+		// Workers and parameter servers fill the instances in turn.
+		procs = append(procs, process{label: label, env: []string{"TF_CONFIG=" + string(b)}, instance: i % instances})
 	}
 	note := fmt.Sprintf("porch: tensorflow distribution: %d workers and %d parameter servers run on this host", workers, ps)
 	return procs, []string{note}, nil

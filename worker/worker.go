@@ -126,6 +126,7 @@ func Start(c client.Client, opts Options) (*Worker, error) {
 		w.Stop()
 		return nil, err
 	}
+	acts.InstanceTypes, acts.GPUs = instanceLimits(queues)
 	for _, q := range queues {
 		if err := w.start(c, opts, q, true, false); err != nil {
 			return nil, err
