@@ -62,6 +62,10 @@ type Activities struct {
 	// re-reads them every few seconds.
 	Datastores func(ctx context.Context) ([]plan.Datastore, error)
 
+	// Signal sends a signal to a workflow run (client.SignalWorkflow):
+	// HoldInstance tells its parallel step where it holds an instance.
+	Signal func(ctx context.Context, workflowID, runID, name string, arg any) error
+
 	// InstanceTypes are the instance types of the task queues this
 	// worker serves, by queue (plan.InstanceTaskQueue): a step from one
 	// runs each instance within its type's limits (see limits.go).
@@ -97,6 +101,7 @@ func (a *Activities) Register(r worker.ActivityRegistry) {
 	r.RegisterActivityWithOptions(a.ReportParallelProgress, activity.RegisterOptions{Name: ReportParallelProgressName})
 	r.RegisterActivityWithOptions(a.FinishParallel, activity.RegisterOptions{Name: FinishParallelName})
 	r.RegisterActivityWithOptions(a.MonitorResources, activity.RegisterOptions{Name: MonitorResourcesName})
+	r.RegisterActivityWithOptions(a.HoldInstance, activity.RegisterOptions{Name: HoldInstanceName})
 	r.RegisterActivityWithOptions(a.SampleTrials, activity.RegisterOptions{Name: SampleTrialsName})
 	r.RegisterActivityWithOptions(a.ReadTrialMetrics, activity.RegisterOptions{Name: ReadTrialMetricsName})
 	r.RegisterActivityWithOptions(a.FinishSweep, activity.RegisterOptions{Name: FinishSweepName})

@@ -108,6 +108,7 @@ func Start(c client.Client, opts Options) (*Worker, error) {
 	}
 	acts := &activities.Activities{
 		Home: opts.Home, HeartbeatInterval: heartbeatThrottle, Python: opts.Python, Node: opts.Node,
+		Signal: c.SignalWorkflow,
 		Datastores: func(ctx context.Context) ([]plan.Datastore, error) {
 			ctx, cancel := context.WithTimeout(ctx, catalogTimeout)
 			defer cancel()

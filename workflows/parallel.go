@@ -100,6 +100,19 @@ type parallelRun struct {
 	// stopMonitors cancels the resource monitors this run started, in
 	// the order it started them.
 	stopMonitors []workflow.CancelFunc
+	// bookQueue is where a step running as instances lists pending
+	// mini-batches and reports progress: a held node's queue, as the
+	// type's queue may have no room left while the step holds it.
+	bookQueue string
+}
+
+// bookkeepingQueue is where the step's short activities run while its
+// mini-batches do.
+func (r *parallelRun) bookkeepingQueue() string {
+	if r.bookQueue != "" {
+		return r.bookQueue
+	}
+	return r.in.Plan.Parallel.Resources.Queue(r.in.Compute)
 }
 
 func (r *parallelRun) snapshot() ParallelProgress {
@@ -153,6 +166,9 @@ type batchOutcome struct {
 // runBatches runs the sliding window until every mini-batch has ended, the
 // step fails, or the history asks to continue as new.
 func (r *parallelRun) runBatches(ctx workflow.Context) batchOutcome {
+	if r.onInstances(ctx) {
+		return r.runOnInstances(ctx)
+	}
 	st := r.st
 	batchCtx, cancelBatches := workflow.WithCancel(ctx)
 	sel := workflow.NewSelector(ctx)
@@ -204,6 +220,11 @@ func (r *parallelRun) runBatches(ctx workflow.Context) batchOutcome {
 // the unfinished ones; otherwise they go in order.
 func (r *parallelRun) nextIndex(ctx workflow.Context) (int, bool) {
 	st := r.st
+	if len(st.Requeued) > 0 {
+		i := st.Requeued[0]
+		st.Requeued = st.Requeued[1:]
+		return i, true
+	}
 	if !st.Resuming {
 		if st.Next >= st.Plan.Batches {
 			return 0, false
@@ -213,7 +234,7 @@ func (r *parallelRun) nextIndex(ctx workflow.Context) (int, bool) {
 	}
 	for len(st.Pending) == 0 && st.Next < st.Plan.Batches {
 		actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-			TaskQueue:           r.in.Plan.Parallel.Resources.Queue(r.in.Compute),
+			TaskQueue:           r.bookkeepingQueue(),
 			StartToCloseTimeout: 10 * time.Minute,
 			RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: infraAttempts},
 		})
@@ -420,7 +441,7 @@ func (r *parallelRun) reportProgress(ctx workflow.Context) {
 	}
 	r.st.LastReport = now
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		TaskQueue:           r.in.Plan.Parallel.Resources.Queue(r.in.Compute),
+		TaskQueue:           r.bookkeepingQueue(),
 		StartToCloseTimeout: time.Minute,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
 	})
