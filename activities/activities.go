@@ -48,6 +48,10 @@ type Activities struct {
 	// Node names this worker in parallel steps' logs and its own task
 	// queue (NodeTaskQueue); "" means <hostname>-<pid>.
 	Node string
+	// Address is where other workers reach this one (a distributed
+	// step's instance 0 listens there); "" means the host's first
+	// non-loopback IPv4 address.
+	Address string
 	// IdleShutdown is how long a parallel step's entry-script processes
 	// may sit unused before they are shut down; 0 means 30 seconds.
 	IdleShutdown time.Duration
@@ -194,7 +198,9 @@ func (a *Activities) RunCommand(ctx context.Context, in RunCommandInput) (RunCom
 	if err == nil || ctx.Err() != nil {
 		err = r.outcome(ctx, runCtx, procs, specs, out)
 	}
-	if err == nil {
+	// Every instance of a step spread over workers writes the same
+	// outputs; the first uploads them.
+	if err == nil && (in.Instance == nil || in.Instance.Index == 0) {
 		err = a.uploadOutputs(ctx, r, b.uploads)
 	}
 	// The logs go to the object store after the step's last line is

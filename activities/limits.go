@@ -138,13 +138,15 @@ type instance struct {
 }
 
 // limitStep gives the instances of a command step its instance type's
-// limits. A step from a queue without an instance type runs unlimited.
+// limits: the type of the step's queue, or of the queue the activity came
+// from (a step spread over workers runs on their nodes' queues). A step
+// of neither runs unlimited.
 func (a *Activities) limitStep(ctx context.Context, in RunCommandInput, procs []process) limitedInstances {
 	none := limitedInstances{release: func() {}}
-	if !activity.IsActivity(ctx) {
-		return none
+	t, ok := a.instanceType(in.Command.Resources.TaskQueue)
+	if !ok && activity.IsActivity(ctx) {
+		t, ok = a.instanceType(activity.GetInfo(ctx).TaskQueue)
 	}
-	t, ok := a.instanceType(activity.GetInfo(ctx).TaskQueue)
 	if !ok {
 		return none
 	}

@@ -3,6 +3,7 @@ package activities
 import (
 	"context"
 	"fmt"
+	"net"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -32,6 +33,28 @@ type InstanceReady struct {
 	// Attempt is the hold's attempt: a later one replaces an earlier one
 	// whose worker was lost.
 	Attempt int32 `json:"attempt"`
+	// Address is the node's address for the other instances, and Port a
+	// port free on it when the hold began: a distributed step's instance
+	// 0 listens there.
+	Address string `json:"address,omitempty"`
+	Port    int    `json:"port,omitempty"`
+}
+
+// address is where other workers reach this one: Activities.Address, else
+// the first non-loopback IPv4 address of the host, else loopback.
+func (a *Activities) address() string {
+	if a.Address != "" {
+		return a.Address
+	}
+	addrs, err := net.InterfaceAddrs()
+	if err == nil {
+		for _, ad := range addrs {
+			if ip, ok := ad.(*net.IPNet); ok && !ip.IP.IsLoopback() && ip.IP.To4() != nil {
+				return ip.IP.String()
+			}
+		}
+	}
+	return "127.0.0.1"
 }
 
 // HoldInstance holds one instance of a parallel step: while it runs, the
@@ -45,7 +68,11 @@ func (a *Activities) HoldInstance(ctx context.Context, in HoldInstanceInput) err
 			"the worker cannot signal workflows: set Activities.Signal", "WorkerMisconfigured", nil)
 	}
 	info := activity.GetInfo(ctx)
-	ready := InstanceReady{Slot: in.Slot, Node: a.node(), Attempt: info.Attempt}
+	ports, err := freePorts(1)
+	if err != nil {
+		return err
+	}
+	ready := InstanceReady{Slot: in.Slot, Node: a.node(), Attempt: info.Attempt, Address: a.address(), Port: ports[0]}
 	wf := info.WorkflowExecution
 	if err := a.Signal(ctx, wf.ID, wf.RunID, InstanceReadySignal, ready); err != nil {
 		return fmt.Errorf("tell parallel step %q that instance %d is held on node %q: %w", wf.ID, in.Slot, ready.Node, err)

@@ -50,7 +50,7 @@ func (r stepRun) header(line string, notes []string) []string {
 func (r stepRun) specs(line string, env []string, procs []process, notes []string) ([]procSpec, error) {
 	env, notes = r.withMetrics(env, notes)
 	header := r.header(line, notes)
-	if len(procs) == 1 {
+	if len(procs) == 1 && r.in.Instance == nil {
 		return []procSpec{{line: line, dir: r.folders.work, env: slices.Concat(env, procs[0].env), log: r.mainLog(), header: header}}, nil
 	}
 	header = append(header, "porch: process <i> logs to user_logs/std_log_process_<i>.txt")
@@ -63,9 +63,9 @@ func (r stepRun) specs(line string, env []string, procs []process, notes []strin
 			line: line,
 			dir:  r.folders.work,
 			env:  slices.Concat(env, p.env),
-			log:  r.processLog(i),
+			log:  r.processLog(p.rank),
 			header: []string{
-				fmt.Sprintf("porch: step %q process %d of %d (%s): %s", r.in.StepPath, i, len(procs), p.label, strings.Join(p.env, " ")),
+				fmt.Sprintf("porch: step %q process %d (%s): %s", r.in.StepPath, p.rank, p.label, strings.Join(p.env, " ")),
 				"porch: command: " + line,
 			},
 		}

@@ -57,6 +57,9 @@ func CommandStep(ctx workflow.Context, in CommandStepInput) (activities.RunComma
 		}
 		defer release()
 	}
+	if spreads(ctx, in) {
+		return runSpread(ctx, in, opts)
+	}
 	err := workflow.ExecuteActivity(ctx, activities.RunCommandName, in.Run).Get(ctx, &r)
 	return r, err
 }

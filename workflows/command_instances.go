@@ -1,0 +1,122 @@
+package workflows
+
+import (
+	"slices"
+	"strings"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/porch-pipelines/porch/activities"
+)
+
+// spreadChange is the GetVersion id of distributed command steps whose
+// instances run on several workers: version 1 holds instance_count
+// instances of the step's type (HoldInstance), each on a worker with room
+// for one, and runs one RunCommand per instance on its node's queue, where
+// DefaultVersion ran every instance on one worker.
+const spreadChange = "command-instances"
+
+// spreads says whether the step's instances run on several workers: a
+// pytorch or mpi step of more than one instance on an instance type's
+// queue (whose workers count capacity), from version 1 on.
+func spreads(ctx workflow.Context, in CommandStepInput) bool {
+	c := in.Run.Command
+	if c.Resources.TaskQueue == "" || c.Resources.Instances() < 2 || c.Distribution == nil ||
+		!slices.Contains(activities.SpreadDistributions(), strings.ToLower(c.Distribution.Type)) {
+		return false
+	}
+	return workflow.GetVersion(ctx, spreadChange, workflow.DefaultVersion, 1) == 1
+}
+
+// runSpread holds the step's instances, then runs instance i on the node
+// holding it, with instance 0's node as the master. The step fails with
+// its first failing instance, which stops the others; it returns instance
+// 0's result. An instance whose node is lost fails the step: its ranks
+// cannot rejoin a running job.
+func runSpread(ctx workflow.Context, in CommandStepInput, opts workflow.ActivityOptions) (activities.RunCommandResult, error) {
+	var res activities.RunCommandResult
+	n := in.Run.Command.Resources.Instances()
+	holdCtx, releaseHolds := workflow.WithCancel(ctx)
+	defer releaseHolds()
+	nodes, err := holdInstances(ctx, holdCtx, opts.TaskQueue, n)
+	if err != nil {
+		return res, err
+	}
+	runCtx, stopRuns := workflow.WithCancel(ctx)
+	defer stopRuns()
+	sel := workflow.NewSelector(ctx)
+	var failure error
+	for i, node := range nodes {
+		run := in.Run
+		run.Instance = &activities.InstanceAssignment{Index: i, Count: n, MasterAddr: nodes[0].Address, MasterPort: nodes[0].Port}
+		o := opts
+		o.TaskQueue = activities.NodeTaskQueue(node.Node)
+		o.ScheduleToStartTimeout = nodeStartTimeout
+		o.RetryPolicy = &temporal.RetryPolicy{MaximumAttempts: 1}
+		f := workflow.ExecuteActivity(workflow.WithActivityOptions(runCtx, o), activities.RunCommandName, run)
+		sel.AddFuture(f, func(f workflow.Future) {
+			var r activities.RunCommandResult
+			err := f.Get(ctx, &r)
+			switch {
+			case err != nil && failure == nil && !isCanceled(err):
+				failure = err
+				stopRuns()
+			case err == nil && i == 0:
+				res = r
+			}
+		})
+	}
+	for range nodes {
+		sel.Select(ctx)
+	}
+	if failure == nil && ctx.Err() != nil {
+		failure = temporal.NewCanceledError()
+	}
+	return res, failure
+}
+
+// holdInstances starts n HoldInstance activities on queue and waits until
+// each holds an instance, so that every instance of the step starts at
+// once (gang scheduling).
+func holdInstances(ctx, holdCtx workflow.Context, queue string, n int) ([]activities.InstanceReady, error) {
+	hctx := workflow.WithActivityOptions(holdCtx, workflow.ActivityOptions{
+		TaskQueue:           queue,
+		StartToCloseTimeout: noTimeout,
+		HeartbeatTimeout:    heartbeatTimeout,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: infraAttempts},
+	})
+	sel := workflow.NewSelector(ctx)
+	var failure error
+	for i := range n {
+		f := workflow.ExecuteActivity(hctx, activities.HoldInstanceName, activities.HoldInstanceInput{Slot: i})
+		sel.AddFuture(f, func(f workflow.Future) {
+			if err := f.Get(ctx, nil); err != nil && failure == nil && !isCanceled(err) {
+				failure = err
+			}
+		})
+	}
+	nodes := make([]activities.InstanceReady, n)
+	held := 0
+	sel.AddReceive(workflow.GetSignalChannel(ctx, activities.InstanceReadySignal), func(c workflow.ReceiveChannel, _ bool) {
+		var ready activities.InstanceReady
+		c.Receive(ctx, &ready)
+		if ready.Slot < 0 || ready.Slot >= n {
+			return
+		}
+		if nodes[ready.Slot].Node == "" {
+			held++
+		}
+		nodes[ready.Slot] = ready
+	})
+	for held < n && failure == nil && ctx.Err() == nil {
+		sel.Select(ctx)
+	}
+	if failure != nil {
+		return nil, failure
+	}
+	if ctx.Err() != nil {
+		return nil, temporal.NewCanceledError()
+	}
+	return nodes, nil
+}
