@@ -4,19 +4,16 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
-	"runtime"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
-	"golang.org/x/sys/unix"
 
+	"github.com/porch-pipelines/porch/activities/affinity"
 	"github.com/porch-pipelines/porch/compiler/plan"
 )
 
@@ -88,28 +85,9 @@ func (s *deviceSet) take(n int) ([]int, func()) {
 	}
 }
 
-// hostCores are the cores this worker process may run on.
-func hostCores() []int {
-	var set unix.CPUSet
-	if err := unix.SchedGetaffinity(0, &set); err != nil {
-		ids := make([]int, runtime.NumCPU())
-		for i := range ids {
-			ids[i] = i
-		}
-		return ids
-	}
-	var ids []int
-	for c := 0; len(ids) < set.Count(); c++ {
-		if set.IsSet(c) {
-			ids = append(ids, c)
-		}
-	}
-	return ids
-}
-
 func (a *Activities) devices() (cores, gpus *deviceSet) {
 	a.devicesOnce.Do(func() {
-		a.cores = newDeviceSet(hostCores())
+		a.cores = newDeviceSet(affinity.Cores())
 		ids := make([]int, max(a.GPUs, 0))
 		for i := range ids {
 			ids[i] = i
@@ -163,6 +141,21 @@ func (a *Activities) limitStep(ctx context.Context, in RunCommandInput, procs []
 	return a.limitInstances(t, n, most, in.Command.EnvironmentVariables)
 }
 
+// limitEntryScripts gives the entry-script processes of a parallel step on
+// this node one instance of its type: its cores (ceil(limits.cpu)), thread
+// counts of cores/perInstance, and its GPUs. A step from a queue without
+// an instance type runs unlimited. Memory is not watched here: an
+// entry-script process outlives its mini-batches.
+func (a *Activities) limitEntryScripts(p plan.Parallel, perInstance int) (cpus []int, env []string, note string, release func()) {
+	t, ok := a.instanceType(p.Resources.TaskQueue)
+	if !ok {
+		return nil, nil, "", func() {}
+	}
+	l := a.limitInstances(t, 1, perInstance, p.EnvironmentVariables)
+	in := l.instances[0]
+	return in.cpus, in.env, l.notes[0], l.release
+}
+
 // limitedInstances are a step's instances on this host and what they
 // hold.
 type limitedInstances struct {
@@ -200,7 +193,7 @@ func (a *Activities) limitInstances(t plan.InstanceType, n, perProcs int, userEn
 			var give func()
 			in.gpus, give = gpus.take(int(t.Limits.GPU))
 			releases = append(releases, give)
-			in.env = append(in.env, "CUDA_VISIBLE_DEVICES="+joinIDs(in.gpus))
+			in.env = append(in.env, "CUDA_VISIBLE_DEVICES="+affinity.Format(in.gpus))
 			gpuNote = ", GPUs " + formatIDs(in.gpus)
 		}
 		memNote := "no memory limit"
@@ -218,19 +211,11 @@ func (a *Activities) limitInstances(t plan.InstanceType, n, perProcs int, userEn
 	return out
 }
 
-func joinIDs(ids []int) string {
-	s := make([]string, len(ids))
-	for i, id := range ids {
-		s[i] = strconv.Itoa(id)
-	}
-	return strings.Join(s, ",")
-}
-
 func formatIDs(ids []int) string {
 	if len(ids) == 0 {
 		return "none"
 	}
-	return joinIDs(ids)
+	return affinity.Format(ids)
 }
 
 // guards are the instances' memory guards, nil ones left out.
@@ -376,27 +361,4 @@ func approxMemory(b int64) string {
 		}
 	}
 	return strconv.FormatInt(b, 10)
-}
-
-// startOnCPUs starts cmd on cpus only. A child inherits the affinity of
-// the thread that forks it, so the fork runs on a thread pinned for it,
-// which the runtime then discards: the goroutine ends without unlocking it.
-func startOnCPUs(cmd *exec.Cmd, cpus []int) error {
-	if len(cpus) == 0 {
-		return cmd.Start()
-	}
-	errc := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread()
-		var set unix.CPUSet
-		for _, c := range cpus {
-			set.Set(c)
-		}
-		if err := unix.SchedSetaffinity(0, &set); err != nil {
-			errc <- fmt.Errorf("pin to cores %s: %w", joinIDs(cpus), err)
-			return
-		}
-		errc <- cmd.Start()
-	}()
-	return <-errc
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/porch-pipelines/porch/activities/affinity"
 	"github.com/porch-pipelines/porch/compiler/plan"
 )
 
@@ -122,12 +123,12 @@ func TestAStepWithoutAnInstanceTypeRunsUnlimited(t *testing.T) {
 	_, err := runStep(env, in)
 	require.NoError(t, err)
 	out := filepath.Join(artifactsDir(a, in), "outputs")
-	assert.Equal(t, len(hostCores()), cpusAllowed(t, readFile(t, filepath.Join(out, "status.txt"))))
+	assert.Equal(t, len(affinity.Cores()), cpusAllowed(t, readFile(t, filepath.Join(out, "status.txt"))))
 	assert.Equal(t, "[]\n", readFile(t, filepath.Join(out, "threads.txt")))
 }
 
 func TestDistributedInstancesGetTheirOwnCoresAndGPUs(t *testing.T) {
-	if len(hostCores()) < 2 {
+	if len(affinity.Cores()) < 2 {
 		t.Skip("needs two cores")
 	}
 	env, a := newEnv(t)

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/porch-pipelines/porch/activities/affinity"
 )
 
 // procSpec is one process of a step: a shell command line run in its own
@@ -67,7 +69,7 @@ func runProcess(ctx context.Context, spec procSpec, grace time.Duration) (procRe
 	// Wait does not wait for background children holding the pipe.
 	cmd.Stdout, cmd.Stderr = logf, pw
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	err = startOnCPUs(cmd, spec.cpus)
+	err = affinity.Start(cmd, spec.cpus)
 	pw.Close()
 	if err != nil {
 		return res, fmt.Errorf("start /bin/sh: %w", err)

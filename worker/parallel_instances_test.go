@@ -19,7 +19,8 @@ import (
 
 // overlapScript logs when each mini-batch starts and ends, with the pid of
 // the worker that runs its process (the entry-script processes' parent),
-// to events.log. A mini-batch waits (up to 20 s) until its worker has
+// to events.log, with the OMP_NUM_THREADS and the number of cores it
+// sees. A mini-batch waits (up to 20 s) until its worker has
 // started two, so the first two on a node surely overlap when the node
 // runs two at once.
 const overlapScript = `import argparse, os, time
@@ -34,7 +35,8 @@ def init():
 
 def log(event):
     with open(os.path.join(args.state, "events.log"), "a") as f:
-        f.write("%s %d %d\n" % (event, os.getppid(), os.getpid()))
+        f.write("%s %d %d %s %d\n" % (event, os.getppid(), os.getpid(),
+            os.environ.get("OMP_NUM_THREADS", "-"), len(os.sched_getaffinity(0))))
 
 def started_here():
     with open(os.path.join(args.state, "events.log")) as f:
@@ -129,7 +131,9 @@ jobs:
 	require.Len(t, events, 2*len(files))
 	for _, e := range events {
 		f := strings.Fields(e)
-		require.Len(t, f, 3, "event %q", e)
+		require.Len(t, f, 5, "event %q", e)
+		// The type's 1 CPU limit: one core, shared by 2 processes.
+		assert.Equal(t, []string{"1", "1"}, f[3:], "OMP_NUM_THREADS and cores of %q", e)
 		if f[0] == "start" {
 			running[f[1]]++
 		} else {
