@@ -23,12 +23,16 @@ const InstanceReadySignal = "porch-instance-ready"
 type HoldInstanceInput struct {
 	// Slot is the instance's number, 0 to instance_count-1.
 	Slot int `json:"slot"`
+	// Try counts the times a distributed step let its holds go, unable
+	// to hold every instance at once, and tried again.
+	Try int `json:"try,omitempty"`
 }
 
 // InstanceReady is what InstanceReadySignal carries: an instance of the
 // step is held on node.
 type InstanceReady struct {
 	Slot int    `json:"slot"`
+	Try  int    `json:"try,omitempty"`
 	Node string `json:"node"`
 	// Attempt is the hold's attempt: a later one replaces an earlier one
 	// whose worker was lost.
@@ -72,7 +76,7 @@ func (a *Activities) HoldInstance(ctx context.Context, in HoldInstanceInput) err
 	if err != nil {
 		return err
 	}
-	ready := InstanceReady{Slot: in.Slot, Node: a.node(), Attempt: info.Attempt, Address: a.address(), Port: ports[0]}
+	ready := InstanceReady{Slot: in.Slot, Try: in.Try, Node: a.node(), Attempt: info.Attempt, Address: a.address(), Port: ports[0]}
 	wf := info.WorkflowExecution
 	if err := a.Signal(ctx, wf.ID, wf.RunID, InstanceReadySignal, ready); err != nil {
 		return fmt.Errorf("tell parallel step %q that instance %d is held on node %q: %w", wf.ID, in.Slot, ready.Node, err)

@@ -1,8 +1,11 @@
 package workflows
 
 import (
+	"fmt"
+	"hash/fnv"
 	"slices"
 	"strings"
+	"time"
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -76,10 +79,46 @@ func runSpread(ctx workflow.Context, in CommandStepInput, opts workflow.Activity
 	return res, failure
 }
 
-// holdInstances starts n HoldInstance activities on queue and waits until
-// each holds an instance, so that every instance of the step starts at
-// once (gang scheduling).
+// Gang scheduling: a step holding some of its instances while another
+// step holds the rest would wait for ever, so a step that cannot hold all
+// of them within holdPatience of the first lets them go and tries again
+// after a random pause of up to holdBackoff.
+const (
+	holdPatience = 2 * time.Minute
+	holdBackoff  = 30 * time.Second
+)
+
+// holdInstances holds n instances of the step's type on queue, every one
+// at once (gang scheduling), and returns the nodes holding them. Its holds
+// run until holdCtx is cancelled.
 func holdInstances(ctx, holdCtx workflow.Context, queue string, n int) ([]activities.InstanceReady, error) {
+	for try := 0; ; try++ {
+		tryCtx, letGo := workflow.WithCancel(holdCtx)
+		nodes, complete, err := tryHold(ctx, tryCtx, queue, n, try)
+		if err != nil || complete {
+			return nodes, err
+		}
+		letGo()
+		if err := workflow.Sleep(ctx, holdPause(ctx, try)); err != nil {
+			return nil, temporal.NewCanceledError()
+		}
+	}
+}
+
+// holdPause is how long a step waits before its next try: a pseudo-random
+// part of holdBackoff, from the step's workflow id and the try, so that
+// two steps that let go at once try again at different times, and replay
+// finds the same pause.
+func holdPause(ctx workflow.Context, try int) time.Duration {
+	h := fnv.New64a()
+	_, _ = fmt.Fprintf(h, "%s/%d", workflow.GetInfo(ctx).WorkflowExecution.ID, try)
+	return time.Duration(h.Sum64() % uint64(holdBackoff))
+}
+
+// tryHold starts n HoldInstance activities and waits until each holds an
+// instance (complete), or until holdPatience has passed since the first
+// did while others still wait.
+func tryHold(ctx, holdCtx workflow.Context, queue string, n, try int) ([]activities.InstanceReady, bool, error) {
 	hctx := workflow.WithActivityOptions(holdCtx, workflow.ActivityOptions{
 		TaskQueue:           queue,
 		StartToCloseTimeout: noTimeout,
@@ -89,7 +128,7 @@ func holdInstances(ctx, holdCtx workflow.Context, queue string, n int) ([]activi
 	sel := workflow.NewSelector(ctx)
 	var failure error
 	for i := range n {
-		f := workflow.ExecuteActivity(hctx, activities.HoldInstanceName, activities.HoldInstanceInput{Slot: i})
+		f := workflow.ExecuteActivity(hctx, activities.HoldInstanceName, activities.HoldInstanceInput{Slot: i, Try: try})
 		sel.AddFuture(f, func(f workflow.Future) {
 			if err := f.Get(ctx, nil); err != nil && failure == nil && !isCanceled(err) {
 				failure = err
@@ -97,26 +136,33 @@ func holdInstances(ctx, holdCtx workflow.Context, queue string, n int) ([]activi
 		})
 	}
 	nodes := make([]activities.InstanceReady, n)
-	held := 0
+	held, impatient := 0, false
+	timerCtx, stopTimer := workflow.WithCancel(ctx)
+	defer stopTimer()
 	sel.AddReceive(workflow.GetSignalChannel(ctx, activities.InstanceReadySignal), func(c workflow.ReceiveChannel, _ bool) {
 		var ready activities.InstanceReady
 		c.Receive(ctx, &ready)
-		if ready.Slot < 0 || ready.Slot >= n {
-			return
+		if ready.Slot < 0 || ready.Slot >= n || ready.Try != try {
+			return // a hold of an earlier try, let go
 		}
 		if nodes[ready.Slot].Node == "" {
 			held++
 		}
 		nodes[ready.Slot] = ready
+		if held == 1 && n > 1 {
+			sel.AddFuture(workflow.NewTimer(timerCtx, holdPatience), func(f workflow.Future) {
+				impatient = f.Get(ctx, nil) == nil
+			})
+		}
 	})
-	for held < n && failure == nil && ctx.Err() == nil {
+	for held < n && failure == nil && ctx.Err() == nil && !impatient {
 		sel.Select(ctx)
 	}
-	if failure != nil {
-		return nil, failure
+	switch {
+	case failure != nil:
+		return nil, false, failure
+	case ctx.Err() != nil:
+		return nil, false, temporal.NewCanceledError()
 	}
-	if ctx.Err() != nil {
-		return nil, temporal.NewCanceledError()
-	}
-	return nodes, nil
+	return nodes, held == n, nil
 }
