@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
+	enums "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
@@ -109,4 +110,65 @@ func TestASpreadStepFailsWithItsFirstFailingInstance(t *testing.T) {
 	env.ExecuteWorkflow(CommandStepName, spreadInput())
 	require.Error(t, env.GetWorkflowError())
 	assert.Contains(t, env.GetWorkflowError().Error(), "rank 1 crashed")
+}
+
+// TestAParallelStepOnInstancesRunsPerInstanceOnEachNode runs 12
+// mini-batches on two held instances with max_concurrency_per_instance 2:
+// each node's queue gets mini-batches, never more than 2 at once; a
+// mini-batch node b never started (schedule-to-start timeout) runs again.
+func TestAParallelStepOnInstancesRunsPerInstanceOnEachNode(t *testing.T) {
+	var ts testsuite.WorkflowTestSuite
+	env := ts.NewTestWorkflowEnvironment()
+	Register(env)
+	(&activities.Activities{}).Register(env)
+	ref := activities.ParallelStepRef{RunID: "r", StepPath: "score", Datastore: "ws", Digest: "d"}
+	env.OnActivity(activities.PlanMiniBatchesName, mock.Anything, mock.Anything).Return(
+		activities.ParallelPlan{Ref: ref, Batches: 12, Items: 12, Instances: 2, PerInstance: 2}, nil)
+	env.OnActivity(activities.FinishParallelName, mock.Anything, mock.Anything).Return(activities.FinishParallelResult{}, nil)
+	env.OnActivity(activities.ReportParallelProgressName, mock.Anything, mock.Anything).Return(nil).Maybe()
+	env.OnActivity(activities.MonitorResourcesName, mock.Anything, mock.Anything).Return(nil).Maybe()
+	env.OnActivity(activities.HoldInstanceName, mock.Anything, mock.Anything).Return(nil)
+	for slot, node := range []string{"a", "b"} {
+		env.RegisterDelayedCallback(func() {
+			env.SignalWorkflow(activities.InstanceReadySignal, activities.InstanceReady{Slot: slot, Node: node})
+		}, time.Second)
+	}
+	var mu sync.Mutex
+	running, most, done := map[string]int{}, map[string]int{}, map[int]int{}
+	lost := false
+	env.OnActivity(activities.RunMiniBatchName, mock.Anything, mock.Anything).Return(
+		func(ctx context.Context, in activities.MiniBatchInput) (activities.MiniBatchResult, error) {
+			q := activity.GetInfo(ctx).TaskQueue
+			mu.Lock()
+			if q == activities.NodeTaskQueue("b") && !lost {
+				lost = true
+				mu.Unlock()
+				return activities.MiniBatchResult{}, temporal.NewTimeoutError(enums.TIMEOUT_TYPE_SCHEDULE_TO_START, nil)
+			}
+			running[q]++
+			most[q] = max(most[q], running[q])
+			running[q]--
+			done[in.Index]++
+			mu.Unlock()
+			return activities.MiniBatchResult{Index: in.Index, Items: 1, Returned: 1, Node: q}, nil
+		})
+	in := ParallelStepInput{Plan: activities.PlanMiniBatchesInput{RunID: "r", StepPath: "score", Parallel: plan.Parallel{
+		MiniBatchErrorThreshold: 0, ErrorThreshold: -1, AllowedFailedPercent: 100,
+		Retry:     plan.ParallelRetry{MaxRetries: 0, TimeoutSeconds: 60},
+		Resources: plan.Resources{InstanceCount: 2, TaskQueue: plan.InstanceTaskQueue("k", "t")},
+	}}}
+	env.ExecuteWorkflow(ParallelStepName, in)
+	require.NoError(t, env.GetWorkflowError())
+	var res ParallelStepResult
+	require.NoError(t, env.GetWorkflowResult(&res))
+	assert.Equal(t, 12, res.Counters.Succeeded)
+	assert.Equal(t, 0, res.Counters.Failed, "the lost mini-batch is not a failure")
+	assert.True(t, lost)
+	for i := range 12 {
+		assert.Equal(t, 1, done[i], "mini-batch %d ran once", i)
+	}
+	assert.Len(t, most, 2, "both nodes ran mini-batches: %v", most)
+	for q, n := range most {
+		assert.LessOrEqual(t, n, 2, "node queue %s ran at most max_concurrency_per_instance at once", q)
+	}
 }
