@@ -118,7 +118,7 @@ func (a *app) workerCommand() *cobra.Command {
 	var flags serverFlags
 	var computes, instanceTypes []string
 	var withWorkflows bool
-	var python, node, labels, cpu, memory string
+	var python, node, advertise, labels, cpu, memory string
 	var gpu int64
 	cmd := &cobra.Command{
 		Use:   "worker",
@@ -137,7 +137,7 @@ func (a *app) workerCommand() *cobra.Command {
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts := worker.Options{Computes: normaliseComputes(computes), Workflows: withWorkflows, Python: python, Node: node,
-				InstanceTypes: instanceTypes}
+				InstanceTypes: instanceTypes, AdvertiseAddress: advertise}
 			var err error
 			if opts.Labels, err = parseLabels(labels); err != nil {
 				return err
@@ -159,6 +159,7 @@ func (a *app) workerCommand() *cobra.Command {
 	f.BoolVar(&withWorkflows, "workflows", false, "also run porch workflows (the default without --compute)")
 	f.StringVar(&python, "python", "", "Python interpreter for parallel steps' entry scripts (default $PORCH_PYTHON, else python3)")
 	f.StringVar(&node, "node", "", "name of this worker in parallel steps' logs (default <hostname>-<pid>)")
+	f.StringVar(&advertise, "advertise-address", "", "address other workers reach this one at, for distributed steps' MASTER_ADDR (default: the first non-loopback IPv4 address)")
 	f.StringSliceVar(&instanceTypes, "instance-type", nil, "serve this instance type of a kubernetes compute (repeatable; default every one the labels and capacity allow)")
 	f.StringVar(&labels, "labels", "", "this worker's node labels, k=v,k=v, matched against instance types' nodeSelector")
 	f.StringVar(&cpu, "cpu", "", "CPUs this worker offers, a Kubernetes quantity such as 4 or 1500m (default: this machine's cores)")
