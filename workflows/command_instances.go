@@ -83,22 +83,33 @@ func runSpread(ctx workflow.Context, in CommandStepInput, opts workflow.Activity
 // step holds the rest would wait for ever, so a step that cannot hold all
 // of them within holdPatience of the first lets them go and tries again
 // after a random pause of up to holdBackoff.
+// After holdTries tries the step fails, saying how many instances it
+// could hold at once.
 const (
 	holdPatience = 2 * time.Minute
 	holdBackoff  = 30 * time.Second
+	holdTries    = 3
 )
 
 // holdInstances holds n instances of the step's type on queue, every one
 // at once (gang scheduling), and returns the nodes holding them. Its holds
 // run until holdCtx is cancelled.
 func holdInstances(ctx, holdCtx workflow.Context, queue string, n int) ([]activities.InstanceReady, error) {
+	most := 0
 	for try := 0; ; try++ {
 		tryCtx, letGo := workflow.WithCancel(holdCtx)
-		nodes, complete, err := tryHold(ctx, tryCtx, queue, n, try)
-		if err != nil || complete {
+		nodes, held, err := tryHold(ctx, tryCtx, queue, n, try)
+		if err != nil || held == n {
 			return nodes, err
 		}
 		letGo()
+		most = max(most, held)
+		if try+1 == holdTries {
+			return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
+				"the step's %d instances must run at once, and the workers of task queue %q held at most %d of them in %d tries: "+
+					"start more workers of the instance type (porch worker --compute ... --instance-type ...), give them more capacity, or lower instance_count to %d",
+				n, queue, most, holdTries, max(most, 1)), activities.InvalidStepType, nil)
+		}
 		if err := workflow.Sleep(ctx, holdPause(ctx, try)); err != nil {
 			return nil, temporal.NewCanceledError()
 		}
@@ -116,9 +127,9 @@ func holdPause(ctx workflow.Context, try int) time.Duration {
 }
 
 // tryHold starts n HoldInstance activities and waits until each holds an
-// instance (complete), or until holdPatience has passed since the first
-// did while others still wait.
-func tryHold(ctx, holdCtx workflow.Context, queue string, n, try int) ([]activities.InstanceReady, bool, error) {
+// instance, or until holdPatience has passed since the first did while
+// others still wait. It returns how many it held.
+func tryHold(ctx, holdCtx workflow.Context, queue string, n, try int) ([]activities.InstanceReady, int, error) {
 	hctx := workflow.WithActivityOptions(holdCtx, workflow.ActivityOptions{
 		TaskQueue:           queue,
 		StartToCloseTimeout: noTimeout,
@@ -160,9 +171,9 @@ func tryHold(ctx, holdCtx workflow.Context, queue string, n, try int) ([]activit
 	}
 	switch {
 	case failure != nil:
-		return nil, false, failure
+		return nil, 0, failure
 	case ctx.Err() != nil:
-		return nil, false, temporal.NewCanceledError()
+		return nil, 0, temporal.NewCanceledError()
 	}
-	return nodes, held == n, nil
+	return nodes, held, nil
 }

@@ -172,3 +172,25 @@ func TestAParallelStepOnInstancesRunsPerInstanceOnEachNode(t *testing.T) {
 		assert.LessOrEqual(t, n, 2, "node queue %s ran at most max_concurrency_per_instance at once", q)
 	}
 }
+
+// TestASpreadStepThatNeverHoldsEveryInstanceFailsSayingWhatFits holds only
+// one of two instances on each of its tries: the step fails, saying so.
+func TestASpreadStepThatNeverHoldsEveryInstanceFailsSayingWhatFits(t *testing.T) {
+	var ts testsuite.WorkflowTestSuite
+	env := ts.NewTestWorkflowEnvironment()
+	Register(env)
+	(&activities.Activities{}).Register(env)
+	env.OnActivity(activities.HoldInstanceName, mock.Anything, mock.Anything).Return(nil)
+	// Each try starts at most holdPatience+holdBackoff after the one
+	// before holds its first instance.
+	for try := range holdTries {
+		env.RegisterDelayedCallback(func() {
+			env.SignalWorkflow(activities.InstanceReadySignal, activities.InstanceReady{Slot: 0, Try: try, Node: "a"})
+		}, time.Second+time.Duration(try)*(holdPatience+holdBackoff+10*time.Second))
+	}
+	env.ExecuteWorkflow(CommandStepName, spreadInput())
+	err := env.GetWorkflowError()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `the step's 2 instances must run at once, and the workers of task queue "porch-compute-k-t" held at most 1 of them in 3 tries`)
+	assert.Contains(t, err.Error(), "lower instance_count to 1")
+}
