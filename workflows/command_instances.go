@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -122,7 +123,7 @@ func holdInstances(ctx, holdCtx workflow.Context, queue string, n int) ([]activi
 // finds the same pause.
 func holdPause(ctx workflow.Context, try int) time.Duration {
 	h := fnv.New64a()
-	_, _ = fmt.Fprintf(h, "%s/%d", workflow.GetInfo(ctx).WorkflowExecution.ID, try)
+	_, _ = h.Write([]byte(workflow.GetInfo(ctx).WorkflowExecution.ID + "/" + strconv.Itoa(try)))
 	return time.Duration(h.Sum64() % uint64(holdBackoff))
 }
 
