@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/api/enums/v1"
 
 	"github.com/porch-pipelines/porch/compiler"
 	"github.com/porch-pipelines/porch/compiler/plan"
@@ -52,6 +53,23 @@ def run(mini_batch):
     return [os.path.basename(p) for p in mini_batch]
 `
 
+// pollers says whether every one of nodes polls queue for activities.
+func pollers(t *testing.T, queue string, nodes ...string) bool {
+	t.Helper()
+	resp, err := temporalClient.DescribeTaskQueue(context.Background(), queue, enums.TASK_QUEUE_TYPE_ACTIVITY)
+	require.NoError(t, err)
+	seen := map[string]bool{}
+	for _, p := range resp.GetPollers() {
+		seen[p.GetIdentity()] = true
+	}
+	for _, n := range nodes {
+		if !seen[n] {
+			return false
+		}
+	}
+	return true
+}
+
 // TestAParallelStepSpreadsOverItsInstances runs a parallel step with
 // instance_count 2 and max_concurrency_per_instance 2 on a kubernetes
 // compute served by two worker processes, each with room for one instance
@@ -65,11 +83,17 @@ func TestAParallelStepSpreadsOverItsInstances(t *testing.T) {
 	w := startWorker(t, home) // workflows only: the step runs on the kubernetes compute
 	t.Cleanup(w.Stop)
 	cat := registerRouting(t, compute)
-	for _, node := range []string{"node-a", "node-b"} {
+	nodes := []string{"node-a", "node-b"}
+	for _, node := range nodes {
 		startRoutedWorkerProcess(t, home, compute, node, worker.Options{
 			InstanceTypes: []string{compute + "-a"}, Labels: []plan.Label{{Key: "zone", Value: "a"}},
 			Capacity: plan.ResourceList{MilliCPU: 1000, MemoryBytes: 1 << 30}})
 	}
+	// Waits for both workers to poll the type's queue: one slow to start
+	// would find every mini-batch done by the other.
+	require.Eventually(t, func() bool {
+		return pollers(t, plan.InstanceTaskQueue(compute, compute+"-a"), nodes...)
+	}, time.Minute, 50*time.Millisecond, "both workers poll the instance type's queue")
 
 	dir := t.TempDir()
 	state := filepath.Join(dir, "state")
@@ -116,14 +140,14 @@ jobs:
 	defer cancel()
 	require.NoError(t, run.Get(ctx, nil))
 
-	nodes := map[string]int{}
+	batches := map[string]int{}
 	for _, r := range processed(t, h.stepLogs(run.GetID())) {
 		assert.Equal(t, "succeeded", r[2])
-		nodes[r[3]]++
+		batches[r[3]]++
 	}
-	assert.Len(t, nodes, 2, "both instances ran mini-batches: %v", nodes)
-	assert.Positive(t, nodes["node-a"], "%v", nodes)
-	assert.Positive(t, nodes["node-b"], "%v", nodes)
+	assert.Len(t, batches, 2, "both instances ran mini-batches: %v", batches)
+	assert.Positive(t, batches["node-a"], "%v", batches)
+	assert.Positive(t, batches["node-b"], "%v", batches)
 
 	// Mini-batches running at once on each worker, from the event order.
 	running, most := map[string]int{}, map[string]int{}
