@@ -48,6 +48,10 @@ type Activities struct {
 	// Node names this worker in parallel steps' logs and its own task
 	// queue (NodeTaskQueue); "" means <hostname>-<pid>.
 	Node string
+	// Address is where other workers reach this one (a distributed
+	// step's instance 0 listens there); "" means the host's first
+	// non-loopback IPv4 address.
+	Address string
 	// IdleShutdown is how long a parallel step's entry-script processes
 	// may sit unused before they are shut down; 0 means 30 seconds.
 	IdleShutdown time.Duration
@@ -62,6 +66,18 @@ type Activities struct {
 	// re-reads them every few seconds.
 	Datastores func(ctx context.Context) ([]plan.Datastore, error)
 
+	// Signal sends a signal to a workflow run (client.SignalWorkflow):
+	// HoldInstance tells its parallel step where it holds an instance.
+	Signal func(ctx context.Context, workflowID, runID, name string, arg any) error
+
+	// InstanceTypes are the instance types of the task queues this
+	// worker serves, by queue (plan.InstanceTaskQueue): a step from one
+	// runs each instance within its type's limits (see limits.go).
+	InstanceTypes map[string]plan.InstanceType
+	// GPUs is how many GPUs the worker offers, numbered from 0 as
+	// CUDA_VISIBLE_DEVICES counts them.
+	GPUs int64
+
 	// transport carries this worker's requests to object stores; nil is
 	// the default. Tests count requests with it.
 	transport http.RoundTripper
@@ -75,6 +91,9 @@ type Activities struct {
 	// Home/cache/code.
 	snapshots     codesnapshot.Cache
 	snapshotsOnce sync.Once
+	// cores and gpus are handed out to running instances.
+	devicesOnce sync.Once
+	cores, gpus *deviceSet
 }
 
 // Register registers the activities under their explicit names.
@@ -86,6 +105,7 @@ func (a *Activities) Register(r worker.ActivityRegistry) {
 	r.RegisterActivityWithOptions(a.ReportParallelProgress, activity.RegisterOptions{Name: ReportParallelProgressName})
 	r.RegisterActivityWithOptions(a.FinishParallel, activity.RegisterOptions{Name: FinishParallelName})
 	r.RegisterActivityWithOptions(a.MonitorResources, activity.RegisterOptions{Name: MonitorResourcesName})
+	r.RegisterActivityWithOptions(a.HoldInstance, activity.RegisterOptions{Name: HoldInstanceName})
 	r.RegisterActivityWithOptions(a.SampleTrials, activity.RegisterOptions{Name: SampleTrialsName})
 	r.RegisterActivityWithOptions(a.ReadTrialMetrics, activity.RegisterOptions{Name: ReadTrialMetricsName})
 	r.RegisterActivityWithOptions(a.FinishSweep, activity.RegisterOptions{Name: FinishSweepName})
@@ -163,18 +183,29 @@ func (a *Activities) RunCommand(ctx context.Context, in RunCommandInput) (RunCom
 	if idNote != "" {
 		notes = append(notes, idNote)
 	}
-	specs, err := r.specs(line, env, procs, slices.Concat(in.Notes, b.mounts.notes, notes))
+	lim := a.limitStep(ctx, in, procs)
+	specs, err := r.specs(line, env, procs, slices.Concat(in.Notes, b.mounts.notes, notes, lim.notes))
 	if err != nil {
+		lim.release()
 		return RunCommandResult{}, err
 	}
+	lim.apply(specs, procs)
 	runCtx, cancel := limitContext(ctx, in.Command.TimeoutSeconds)
 	defer cancel()
 	// The details are the bytes logged so far.
 	stopBeats := a.beatWhile(ctx, func() any { return loggedBytes(specs) })
+	stopWatch := watchMemory(lim.guards(), memorySampleInterval)
 	out := runAll(runCtx, specs, a.killGrace())
+	stopWatch()
 	stopBeats()
-	err = r.outcome(ctx, runCtx, procs, specs, out)
-	if err == nil {
+	lim.release()
+	err = r.memoryExceeded(lim, specs)
+	if err == nil || ctx.Err() != nil {
+		err = r.outcome(ctx, runCtx, procs, specs, out)
+	}
+	// Every instance of a step spread over workers writes the same
+	// outputs; the first uploads them.
+	if err == nil && (in.Instance == nil || in.Instance.Index == 0) {
 		err = a.uploadOutputs(ctx, r, b.uploads)
 	}
 	// The logs go to the object store after the step's last line is

@@ -19,6 +19,12 @@ const MaxProcesses = 64
 type process struct {
 	label string
 	env   []string
+	// instance is the instance (node) the process belongs to, whose
+	// limits it shares.
+	instance int
+	// rank numbers the process in the whole step, on every host: its
+	// log is std_log_process_<rank>.txt.
+	rank int
 }
 
 // distribute says which processes run the step's command on this host, and
@@ -37,6 +43,9 @@ func distribute(in RunCommandInput) ([]process, []string, error) {
 	}
 	switch kind := strings.ToLower(d.Type); kind {
 	case "pytorch", "mpi":
+		if in.Instance != nil {
+			return distributeInstance(in.StepPath, kind, *in.Instance, max(1, d.ProcessCountPerInstance))
+		}
 		return distributeRanks(in.StepPath, kind, instances, max(1, d.ProcessCountPerInstance))
 	case "tensorflow":
 		return distributeTensorflow(in.StepPath, d, instances)
@@ -69,31 +78,61 @@ func distributeRanks(step, kind string, instances, perInstance int) ([]process, 
 	}
 	procs := make([]process, world)
 	for r := range procs {
-		node, local := r/perInstance, r%perInstance
-		env := []string{
-			"RANK=" + strconv.Itoa(r),
-			"WORLD_SIZE=" + strconv.Itoa(world),
-			"LOCAL_RANK=" + strconv.Itoa(local),
-			"NODE_RANK=" + strconv.Itoa(node),
-		}
-		if kind == "pytorch" {
-			env = append(env,
-				"LOCAL_WORLD_SIZE="+strconv.Itoa(perInstance),
-				"GROUP_RANK="+strconv.Itoa(node),
-				"MASTER_ADDR=127.0.0.1",
-				"MASTER_PORT="+strconv.Itoa(port))
-		} else {
-			env = append(env,
-				"OMPI_COMM_WORLD_RANK="+strconv.Itoa(r),
-				"OMPI_COMM_WORLD_SIZE="+strconv.Itoa(world),
-				"OMPI_COMM_WORLD_LOCAL_RANK="+strconv.Itoa(local),
-				"OMPI_COMM_WORLD_LOCAL_SIZE="+strconv.Itoa(perInstance),
-				"OMPI_COMM_WORLD_NODE_RANK="+strconv.Itoa(node))
-		}
-		procs[r] = process{label: "rank " + strconv.Itoa(r), env: env}
+		procs[r] = rankProcess(kind, r, instances, perInstance, "127.0.0.1", port)
 	}
 	note := fmt.Sprintf("porch: %s distribution: %d processes (%d instances x %d per instance) run on this host", kind, world, instances, perInstance)
 	return procs, []string{note}, nil
+}
+
+// SpreadDistributions are the distribution types whose instances porch
+// spreads over workers: their processes find each other through
+// MASTER_ADDR (pytorch) or need only their ranks (mpi).
+func SpreadDistributions() []string { return []string{"pytorch", "mpi"} }
+
+// distributeInstance gives the processes of one instance of a step whose
+// instances run on several workers their ranks; instance 0's address is
+// the master.
+func distributeInstance(step, kind string, in InstanceAssignment, perInstance int) ([]process, []string, error) {
+	if err := checkCount(step, perInstance); err != nil {
+		return nil, nil, err
+	}
+	procs := make([]process, perInstance)
+	for l := range procs {
+		procs[l] = rankProcess(kind, in.Index*perInstance+l, in.Count, perInstance, in.MasterAddr, in.MasterPort)
+		// One instance runs here: its processes share its limits.
+		procs[l].instance = 0
+	}
+	note := fmt.Sprintf("porch: %s distribution: instance %d of %d runs here, %d processes; instance 0 at %s:%d",
+		kind, in.Index, in.Count, perInstance, in.MasterAddr, in.MasterPort)
+	return procs, []string{note}, nil
+}
+
+// rankProcess is process r of a pytorch or mpi job of instances x
+// perInstance processes.
+func rankProcess(kind string, r, instances, perInstance int, masterAddr string, port int) process {
+	world := instances * perInstance
+	node, local := r/perInstance, r%perInstance
+	env := []string{
+		"RANK=" + strconv.Itoa(r),
+		"WORLD_SIZE=" + strconv.Itoa(world),
+		"LOCAL_RANK=" + strconv.Itoa(local),
+		"NODE_RANK=" + strconv.Itoa(node),
+	}
+	if kind == "pytorch" {
+		env = append(env,
+			"LOCAL_WORLD_SIZE="+strconv.Itoa(perInstance),
+			"GROUP_RANK="+strconv.Itoa(node),
+			"MASTER_ADDR="+masterAddr,
+			"MASTER_PORT="+strconv.Itoa(port))
+	} else {
+		env = append(env,
+			"OMPI_COMM_WORLD_RANK="+strconv.Itoa(r),
+			"OMPI_COMM_WORLD_SIZE="+strconv.Itoa(world),
+			"OMPI_COMM_WORLD_LOCAL_RANK="+strconv.Itoa(local),
+			"OMPI_COMM_WORLD_LOCAL_SIZE="+strconv.Itoa(perInstance),
+			"OMPI_COMM_WORLD_NODE_RANK="+strconv.Itoa(node))
+	}
+	return process{label: "rank " + strconv.Itoa(r), env: env, instance: node, rank: r}
 }
 
 // tfConfig is the TF_CONFIG variable TensorFlow's cluster resolver reads.
@@ -147,7 +186,8 @@ func distributeTensorflow(step string, d *plan.Distribution, instances int) ([]p
 			return nil, nil, fmt.Errorf("encode TF_CONFIG: %w", err)
 		}
 		label := task.Type + " " + strconv.Itoa(task.Index)
-		procs = append(procs, process{label: label, env: []string{"TF_CONFIG=" + string(b)}})
+		// Workers and parameter servers fill the instances in turn.
+		procs = append(procs, process{label: label, env: []string{"TF_CONFIG=" + string(b)}, instance: i % instances, rank: i})
 	}
 	note := fmt.Sprintf("porch: tensorflow distribution: %d workers and %d parameter servers run on this host", workers, ps)
 	return procs, []string{note}, nil

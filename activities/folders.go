@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/porch-pipelines/porch/activities/objectstore/lazyfs"
@@ -70,14 +71,24 @@ func (a *Activities) prepareFolders(ctx context.Context, in RunCommandInput) (st
 	}
 	f.artifacts = dir
 	f.work = filepath.Join(a.Home, "work", in.RunID, filepath.FromSlash(in.StepPath))
+	if in.Instance != nil && in.Instance.Index > 0 {
+		// Workers of one porch home share the artifacts folder, not a
+		// working folder.
+		f.work += ".instance-" + strconv.Itoa(in.Instance.Index)
+	}
 	// A retried attempt starts from scratch, as a new Azure ML attempt does:
 	// stale outputs or logs would be mistaken for this attempt's. Inputs an
 	// earlier attempt mounted and did not unmount (its worker died) go
-	// first: a folder holding a mount cannot be removed.
+	// first: a folder holding a mount cannot be removed. Instances spread
+	// over workers run once (the step fails with any of them) and share
+	// the artifacts folder, so none clears it.
 	if _, err := lazyfs.DetachStale(f.work); err != nil {
 		return f, fmt.Errorf("remove stale folder of an earlier attempt: %w", err)
 	}
 	for _, d := range []string{f.artifacts, f.work} {
+		if in.Instance != nil && d == f.artifacts {
+			continue
+		}
 		if err := os.RemoveAll(d); err != nil {
 			return f, fmt.Errorf("remove stale folder of an earlier attempt: %w", err)
 		}

@@ -35,6 +35,9 @@ type parallelRuntime struct {
 	work string
 	// outputs are the step's outputs on object storage, staged in work.
 	outputs *objectOutputs
+	// releaseDevices gives back the cores and GPUs the step's processes
+	// hold on this node.
+	releaseDevices func()
 
 	// useMu guards users (mini-batches running now) and lastUsed.
 	useMu    sync.Mutex
@@ -220,6 +223,9 @@ func (rt *parallelRuntime) shutdown(ctx context.Context) {
 	if err := rt.pool.Close(ctx); err != nil {
 		rt.log(fmt.Sprintf("porch: stopping the entry-script processes of step %q: %v", rt.ref.StepPath, err))
 	}
+	if rt.releaseDevices != nil {
+		rt.releaseDevices()
+	}
 	rt.manifest.Close()
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
@@ -257,6 +263,9 @@ func (a *Activities) newRuntime(ctx context.Context, ref ParallelStepRef) (*para
 	}
 	opts, err := a.entryScriptOptions(ctx, rt)
 	if err != nil {
+		if rt.releaseDevices != nil {
+			rt.releaseDevices()
+		}
 		m.Close()
 		return nil, err
 	}
@@ -336,8 +345,13 @@ func (a *Activities) entryScriptOptions(ctx context.Context, rt *parallelRuntime
 	if idNote != "" {
 		rt.log(idNote)
 	}
+	cpus, limitEnv, note, release := a.limitEntryScripts(p, spec.Plan.PerInstance)
+	rt.releaseDevices = release
+	if note != "" {
+		rt.log(note + " on node " + a.node())
+	}
 	return entryscript.Options{
-		Python: a.Python, Dir: work, Script: p.Task.EntryScript, Args: args, Env: env,
+		Python: a.Python, Dir: work, Script: p.Task.EntryScript, Args: args, Env: append(env, limitEnv...), CPUs: cpus,
 		LogDir: f.logs, Node: a.node(), LoggingLevel: p.LoggingLevel, KillGrace: a.killGrace(),
 		Tabular: spec.Plan.Tabular, OutputDir: filepath.Join(f.artifacts, "outputs"),
 	}, nil

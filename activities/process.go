@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/porch-pipelines/porch/activities/affinity"
 )
 
 // procSpec is one process of a step: a shell command line run in its own
@@ -29,6 +31,11 @@ type procSpec struct {
 	// secrets are kept out of the log and the tail (a managed step's
 	// worker credentials, stepSecrets).
 	secrets []string
+	// cpus are the cores the process may run on (its instance's share of
+	// the host); none means any.
+	cpus []int
+	// started learns the process's pid, which is also its group id.
+	started func(pid int)
 }
 
 // procResult is how one process ended.
@@ -88,13 +95,16 @@ func runProcess(ctx context.Context, spec procSpec, grace time.Duration) (procRe
 	cmd.Dir, cmd.Env = spec.dir, spec.env
 	cmd.Stdout, cmd.Stderr = outW, errW
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	err = cmd.Start()
+	err = affinity.Start(cmd, spec.cpus)
 	errW.Close()
 	if outR != nil {
 		outW.Close()
 	}
 	if err != nil {
 		return res, fmt.Errorf("start /bin/sh: %w", err)
+	}
+	if spec.started != nil {
+		spec.started(cmd.Process.Pid)
 	}
 	var pumps sync.WaitGroup
 	pumps.Add(1)
@@ -257,43 +267,62 @@ func groupMembers(pgid int) int {
 		if err != nil || pid == pgid {
 			continue
 		}
-		state, pgrp, ok := procStat(pid, buf)
-		if ok && pgrp == pgid && state != 'Z' && state != 'X' {
+		st, ok := readProcStat(pid, buf)
+		if ok && st.pgrp == pgid && st.live() {
 			n++
 		}
 	}
 	return n
 }
 
-// procStat reads a process's state and process group from /proc/<pid>/stat
-// into buf. It runs once per process on the host after every step, so it
-// uses plain system calls: os.ReadFile costs three times as many (poller
-// registration, fstat) for a file that is one read long.
-func procStat(pid int, buf []byte) (state byte, pgrp int, ok bool) {
+// procStat is what porch reads of a process from /proc/<pid>/stat.
+type procStat struct {
+	state byte
+	pgrp  int
+	// rssPages is the resident set size in pages.
+	rssPages int64
+}
+
+// live says the process has not exited: zombies are dead, and a host's
+// init may be slow to reap them.
+func (s procStat) live() bool { return s.state != 'Z' && s.state != 'X' }
+
+// readProcStat reads a process's state, process group and resident size
+// from /proc/<pid>/stat into buf. It runs once per process on the host
+// after every step, so it uses plain system calls: os.ReadFile costs three
+// times as many (poller registration, fstat) for a file that is one read
+// long.
+func readProcStat(pid int, buf []byte) (procStat, bool) {
 	fd, err := syscall.Open("/proc/"+strconv.Itoa(pid)+"/stat", syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
 	if err != nil {
-		return 0, 0, false
+		return procStat{}, false
 	}
 	n, err := syscall.Read(fd, buf)
 	syscall.Close(fd)
 	if err != nil || n <= 0 {
-		return 0, 0, false
+		return procStat{}, false
 	}
 	b := buf[:n]
 	// The command name is in parentheses and may hold spaces or ")".
 	i := bytes.LastIndexByte(b, ')')
 	if i < 0 {
-		return 0, 0, false
+		return procStat{}, false
 	}
+	// fields[0] is proc(5)'s field 3 (state), so field k is fields[k-3]:
+	// pgrp is 5, rss 24.
 	fields := bytes.Fields(b[i+1:])
-	if len(fields) < 3 || len(fields[0]) != 1 {
-		return 0, 0, false
+	if len(fields) < 22 || len(fields[0]) != 1 {
+		return procStat{}, false
 	}
-	pgrp, err = strconv.Atoi(string(fields[2]))
+	pgrp, err := strconv.Atoi(string(fields[2]))
 	if err != nil {
-		return 0, 0, false
+		return procStat{}, false
 	}
-	return fields[0][0], pgrp, true
+	rss, err := strconv.ParseInt(string(fields[21]), 10, 64)
+	if err != nil {
+		return procStat{}, false
+	}
+	return procStat{state: fields[0][0], pgrp: pgrp, rssPages: max(rss, 0)}, true
 }
 
 // exitDescription says how a process ended, with a shell-style exit code

@@ -19,8 +19,8 @@ import (
 // alive says whether pid is a live (not zombie) process. The host's init
 // may leave killed orphans as zombies for a while; they are dead.
 func alive(pid int) bool {
-	state, _, ok := procStat(pid, make([]byte, 1024))
-	return ok && state != 'Z' && state != 'X'
+	st, ok := readProcStat(pid, make([]byte, 1024))
+	return ok && st.live()
 }
 
 // recordPids is a shell snippet that writes the listed pids to file
@@ -128,10 +128,11 @@ func TestRunCommandStopsLeftoverChildren(t *testing.T) {
 }
 
 func TestProcStatParsesOddNames(t *testing.T) {
-	state, pgrp, ok := procStat(os.Getpid(), make([]byte, 1024))
+	st, ok := readProcStat(os.Getpid(), make([]byte, 1024))
 	require.True(t, ok)
-	assert.NotZero(t, state)
-	assert.Equal(t, syscall.Getpgrp(), pgrp)
-	_, _, ok = procStat(-1, make([]byte, 1024))
+	assert.NotZero(t, st.state)
+	assert.Equal(t, syscall.Getpgrp(), st.pgrp)
+	assert.Positive(t, st.rssPages, "a running test has resident memory")
+	_, ok = readProcStat(-1, make([]byte, 1024))
 	assert.False(t, ok)
 }

@@ -51,7 +51,7 @@ func (r stepRun) specs(line string, env []string, procs []process, notes []strin
 	env, notes = r.withMetrics(env, notes)
 	header := r.header(line, notes)
 	secrets := stepSecrets(r.in.Command.Identity)
-	if len(procs) == 1 {
+	if len(procs) == 1 && r.in.Instance == nil {
 		return []procSpec{{line: line, dir: r.folders.work, env: slices.Concat(env, procs[0].env), log: r.mainLog(),
 			header: header, secrets: secrets}}, nil
 	}
@@ -65,10 +65,10 @@ func (r stepRun) specs(line string, env []string, procs []process, notes []strin
 			line:    line,
 			dir:     r.folders.work,
 			env:     slices.Concat(env, p.env),
-			log:     r.processLog(i),
+			log:     r.processLog(p.rank),
 			secrets: secrets,
 			header: []string{
-				fmt.Sprintf("porch: step %q process %d of %d (%s): %s", r.in.StepPath, i, len(procs), p.label, strings.Join(p.env, " ")),
+				fmt.Sprintf("porch: step %q process %d (%s): %s", r.in.StepPath, p.rank, p.label, strings.Join(p.env, " ")),
 				"porch: command: " + line,
 			},
 		}

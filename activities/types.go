@@ -30,6 +30,22 @@ type RunCommandInput struct {
 	PriorAttempts int32 `json:"prior_attempts,omitempty"`
 	// Notes are lines for the step's log, such as why it runs where it does.
 	Notes []string `json:"notes,omitempty"`
+	// Instance is set when a distributed step's instances run on several
+	// workers: this activity runs one of them. nil runs every instance on
+	// this host.
+	Instance *InstanceAssignment `json:"instance,omitempty"`
+}
+
+// InstanceAssignment is one instance of a distributed step whose instances
+// run on several workers.
+type InstanceAssignment struct {
+	// Index is the instance (NODE_RANK), of Count.
+	Index int `json:"index"`
+	Count int `json:"count"`
+	// MasterAddr and MasterPort are where instance 0 listens for the
+	// others (pytorch's MASTER_ADDR and MASTER_PORT).
+	MasterAddr string `json:"master_addr"`
+	MasterPort int    `json:"master_port"`
 }
 
 // RunCommandResult is what a finished command step reports.

@@ -178,3 +178,17 @@ func instanceTuner(pool *capacityPool, need plan.ResourceList) (sdkworker.Worker
 		SessionActivitySlotSupplier: fixed(),
 	})
 }
+
+// instanceLimits are the instance types of the queues, by queue name, and
+// the GPUs of the worker's capacity, for the activities to hold steps to.
+func instanceLimits(queues []queue) (map[string]plan.InstanceType, int64) {
+	types := map[string]plan.InstanceType{}
+	var gpus int64
+	for _, q := range queues {
+		if q.need != nil {
+			types[q.name] = q.instanceType
+			gpus = q.pool.total.GPU
+		}
+	}
+	return types, gpus
+}

@@ -15,6 +15,9 @@ type queue struct {
 	// need is nil for queues without capacity accounting (the default
 	// queue, an amlcompute's, a node's).
 	need *plan.ResourceList
+	// instanceType is the queue's instance type, whose limits its steps
+	// run within; empty when need is nil.
+	instanceType plan.InstanceType
 	// pool is the worker's capacity, shared by its instance-type queues.
 	pool *capacityPool
 }
@@ -38,7 +41,7 @@ func computeQueues(cat *plan.Catalog, compute string, named []string, labels []p
 	out := make([]queue, 0, len(types))
 	for _, t := range types {
 		need := plan.NeedOf(t)
-		out = append(out, queue{name: plan.InstanceTaskQueue(c.Name, t.Name), need: &need})
+		out = append(out, queue{name: plan.InstanceTaskQueue(c.Name, t.Name), need: &need, instanceType: t})
 	}
 	return out, nil
 }

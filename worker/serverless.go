@@ -44,7 +44,7 @@ func serverlessQueues(cat *plan.Catalog, named []string, labels []plan.Label, ca
 	out := make([]queue, 0, len(types))
 	for _, t := range types {
 		need := plan.NeedOf(t)
-		out = append(out, queue{name: plan.ServerlessTaskQueue(t.Name), need: &need})
+		out = append(out, queue{name: plan.ServerlessTaskQueue(t.Name), need: &need, instanceType: t})
 	}
 	return out, nil
 }

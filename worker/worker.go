@@ -51,6 +51,10 @@ type Options struct {
 	// Node names this worker in parallel steps' logs and resource
 	// monitors; "" means <hostname>-<pid>.
 	Node string
+	// AdvertiseAddress is where other workers reach this one: a
+	// distributed step's MASTER_ADDR when its instance 0 runs here; ""
+	// means the host's first non-loopback IPv4 address.
+	AdvertiseAddress string
 	// Datastores reads the registered datastores; nil means the catalogue
 	// of the server the worker's client is connected to. An embedded
 	// `porch run` gives the catalogue of the running `porch dev`.
@@ -126,6 +130,7 @@ func Start(c client.Client, opts Options) (*Worker, error) {
 	}
 	acts := &activities.Activities{
 		Home: opts.Home, HeartbeatInterval: heartbeatThrottle, Python: opts.Python, Node: opts.Node,
+		Signal: c.SignalWorkflow, Address: opts.AdvertiseAddress,
 		Datastores: func(ctx context.Context) ([]plan.Datastore, error) {
 			ctx, cancel := context.WithTimeout(ctx, catalogTimeout)
 			defer cancel()
@@ -147,6 +152,7 @@ func Start(c client.Client, opts Options) (*Worker, error) {
 		w.Stop()
 		return nil, err
 	}
+	acts.InstanceTypes, acts.GPUs = instanceLimits(queues)
 	for _, q := range queues {
 		if err := w.start(c, opts, q, true, false); err != nil {
 			return nil, err

@@ -150,8 +150,11 @@ type ParallelState struct {
 	Next int `json:"next"`
 	// Resuming says the step lists unfinished mini-batches page by page;
 	// Pending is the rest of the current page.
-	Resuming   bool                        `json:"resuming,omitempty"`
-	Pending    []int                       `json:"pending,omitempty"`
+	Resuming bool  `json:"resuming,omitempty"`
+	Pending  []int `json:"pending,omitempty"`
+	// Requeued are mini-batches whose node was lost before they started,
+	// to start again first (steps running as instances only).
+	Requeued   []int                       `json:"requeued,omitempty"`
 	Counters   activities.ParallelCounters `json:"counters"`
 	Nodes      []string                    `json:"nodes,omitempty"`
 	LastReport time.Time                   `json:"last_report"`

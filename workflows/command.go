@@ -68,6 +68,9 @@ func CommandStep(ctx workflow.Context, in CommandStepInput) (activities.RunComma
 		// Only spot steps take this path, so other histories are unchanged.
 		return runSpotCommand(ctx, opts, in.Run)
 	}
+	if spreads(ctx, in) {
+		return runSpread(ctx, in, opts)
+	}
 	err = workflow.ExecuteActivity(ctx, activities.RunCommandName, in.Run).Get(ctx, &r)
 	return r, err
 }

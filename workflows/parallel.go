@@ -118,6 +118,19 @@ type parallelRun struct {
 	// stopMonitors cancels the resource monitors this run started, in
 	// the order it started them.
 	stopMonitors []workflow.CancelFunc
+	// bookQueue is where a step running as instances lists pending
+	// mini-batches and reports progress: a held node's queue, as the
+	// type's queue may have no room left while the step holds it.
+	bookQueue string
+}
+
+// bookkeepingQueue is where the step's short activities run while its
+// mini-batches do.
+func (r *parallelRun) bookkeepingQueue() string {
+	if r.bookQueue != "" {
+		return r.bookQueue
+	}
+	return r.queue()
 }
 
 func (r *parallelRun) snapshot() ParallelProgress {
@@ -171,6 +184,9 @@ type batchOutcome struct {
 // runBatches runs the sliding window until every mini-batch has ended, the
 // step fails, or the history asks to continue as new.
 func (r *parallelRun) runBatches(ctx workflow.Context) batchOutcome {
+	if r.onInstances(ctx) {
+		return r.runOnInstances(ctx)
+	}
 	st := r.st
 	batchCtx, cancelBatches := workflow.WithCancel(ctx)
 	sel := workflow.NewSelector(ctx)
@@ -230,6 +246,11 @@ func (r *parallelRun) nextIndex(ctx workflow.Context) (int, bool) {
 	if i, ok := r.nextPreempted(); ok {
 		return i, true
 	}
+	if len(st.Requeued) > 0 {
+		i := st.Requeued[0]
+		st.Requeued = st.Requeued[1:]
+		return i, true
+	}
 	if !st.Resuming {
 		if st.Next >= st.Plan.Batches {
 			return 0, false
@@ -239,7 +260,7 @@ func (r *parallelRun) nextIndex(ctx workflow.Context) (int, bool) {
 	}
 	for len(st.Pending) == 0 && st.Next < st.Plan.Batches {
 		actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-			TaskQueue:           r.queue(),
+			TaskQueue:           r.bookkeepingQueue(),
 			StartToCloseTimeout: 10 * time.Minute,
 			RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: infraAttempts},
 		})
@@ -446,7 +467,7 @@ func (r *parallelRun) reportProgress(ctx workflow.Context) {
 	}
 	r.st.LastReport = now
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		TaskQueue:           r.queue(),
+		TaskQueue:           r.bookkeepingQueue(),
 		StartToCloseTimeout: time.Minute,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
 	})

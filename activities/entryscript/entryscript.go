@@ -60,6 +60,9 @@ type Options struct {
 	// OutputDir is what EntryScript().output_dir returns to the script;
 	// "" means Dir.
 	OutputDir string
+	// CPUs are the cores the processes run on (their instance's share of
+	// the host); none means any.
+	CPUs []int
 	// CacheDir is where the driver file is written; "" means
 	// os.UserCacheDir()/porch (os.TempDir()/porch when there is none).
 	CacheDir string

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/porch-pipelines/porch/activities/affinity"
 )
 
 // process is one live driver process and its two pipes.
@@ -105,7 +107,7 @@ func spawn(o *resolved, slot string) (*process, error) {
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.ExtraFiles = []*os.File{reqR, evW}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	err = cmd.Start()
+	err = affinity.Start(cmd, o.CPUs)
 	reqR.Close()
 	evW.Close()
 	if err != nil {

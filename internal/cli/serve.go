@@ -138,7 +138,7 @@ func (a *app) workerCommand() *cobra.Command {
 	var flags serverFlags
 	var computes, instanceTypes []string
 	var withWorkflows bool
-	var python, node, labels, cpu, memory, statusFile string
+	var python, node, advertise, labels, cpu, memory, statusFile string
 	var gpu int64
 	var slots int
 	var preemptible bool
@@ -168,7 +168,7 @@ func (a *app) workerCommand() *cobra.Command {
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts := worker.Options{Computes: normaliseComputes(computes), Workflows: withWorkflows, Python: python, Node: node,
-				InstanceTypes: instanceTypes, Slots: slots, StatusFile: statusFile}
+				InstanceTypes: instanceTypes, Slots: slots, StatusFile: statusFile, AdvertiseAddress: advertise}
 			var err error
 			if opts.Labels, err = parseLabels(labels); err != nil {
 				return err
@@ -196,6 +196,7 @@ func (a *app) workerCommand() *cobra.Command {
 	f.BoolVar(&withWorkflows, "workflows", false, "also run porch workflows (the default without --compute)")
 	f.StringVar(&python, "python", "", "Python interpreter for parallel steps' entry scripts (default $PORCH_PYTHON, else python3)")
 	f.StringVar(&node, "node", "", "name of this worker in parallel steps' logs (default <hostname>-<pid>)")
+	f.StringVar(&advertise, "advertise-address", "", "address other workers reach this one at, for distributed steps' MASTER_ADDR (default: the first non-loopback IPv4 address)")
 	f.StringSliceVar(&instanceTypes, "instance-type", nil, "serve this instance type of a kubernetes compute or of serverless (repeatable; default every one the labels and capacity allow)")
 	f.StringVar(&labels, "labels", "", "this worker's node labels, k=v,k=v, matched against instance types' nodeSelector")
 	f.StringVar(&cpu, "cpu", "", "CPUs this worker offers, a Kubernetes quantity such as 4 or 1500m (default: this machine's cores)")
