@@ -24,7 +24,7 @@ func (a *app) validateCommand() *cobra.Command {
 		Short: "Check a pipeline job YAML file and the components it uses",
 		Args:  exactArgs(1, "one pipeline YAML file"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			p, err := a.compile(cmd.Context(), args[0], nil, server)
+			p, err := a.compile(cmd.Context(), args[0], nil, server, false)
 			if err != nil {
 				return err
 			}
@@ -52,7 +52,7 @@ func (a *app) compileCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			p, err := a.compile(cmd.Context(), args[0], overrides, server)
+			p, err := a.compile(cmd.Context(), args[0], overrides, server, false)
 			if err != nil {
 				return err
 			}
@@ -82,10 +82,12 @@ func (a *app) compileCommand() *cobra.Command {
 // registered computes. A file that does not compile on its own, or that
 // names a compute, is compiled again with the catalogue of the server
 // porch knows of (flags, TEMPORAL_ADDRESS, config.yaml, else a running
-// porch dev), so a file that needs none never waits on a server.
-func (a *app) compile(ctx context.Context, path string, set map[string]string, server serverFlags) (*plan.Plan, error) {
+// porch dev), so a file that needs none never waits on a server. A file
+// about to run with serverless steps is too (run): the catalogue's
+// instance types are what those steps choose from.
+func (a *app) compile(ctx context.Context, path string, set map[string]string, server serverFlags, run bool) (*plan.Plan, error) {
 	p, diags := compiler.Compile(path, compiler.Options{Set: set})
-	if diags.HasErrors() || namesCompute(p) {
+	if diags.HasErrors() || namesCompute(p) || run && p != nil && slices.Contains(p.Computes(), "") {
 		if cat := a.serverCatalog(ctx, server); cat != nil {
 			p, diags = compiler.Compile(path, compiler.Options{Set: set, Catalog: cat})
 			a.compiledCatalog = cat

@@ -83,7 +83,7 @@ func (a *app) runPipeline(ctx context.Context, file string, f runFlags) error {
 	if err != nil {
 		return err
 	}
-	p, err := a.compile(ctx, file, set, f.server)
+	p, err := a.compile(ctx, file, set, f.server, true)
 	if err != nil {
 		return err
 	}
