@@ -16,7 +16,6 @@ import (
 	"github.com/porch-pipelines/porch/compiler"
 	"github.com/porch-pipelines/porch/compiler/plan"
 	"github.com/porch-pipelines/porch/worker"
-	"github.com/porch-pipelines/porch/workflows"
 )
 
 // rendezvousScript is a two-rank job that needs both ranks at once: rank 0
@@ -125,24 +124,13 @@ jobs:
 // allocates 200Mi and fails as OOMKilled, with the limit and the peak.
 func TestAStepAboveItsInstanceTypesMemoryLimitFails(t *testing.T) {
 	const compute = "oom"
-	ctx := context.Background()
 	home := t.TempDir()
 	w := startWorker(t, home) // workflows only: the step runs on the kubernetes compute
 	t.Cleanup(w.Stop)
 	typ := plan.InstanceType{Name: "tiny",
 		Requests: plan.ResourceList{MilliCPU: 100, MemoryBytes: 32 << 20},
 		Limits:   plan.ResourceList{MilliCPU: 1000, MemoryBytes: 64 << 20}}
-	_, err := workflows.RegisterCatalogEntry(ctx, temporalClient, workflows.CatalogEntry{InstanceTypes: []plan.InstanceType{typ}})
-	require.NoError(t, err)
-	_, err = workflows.RegisterCatalogEntry(ctx, temporalClient, workflows.CatalogEntry{Compute: &plan.Compute{
-		Name: compute, Type: plan.ComputeKubernetes, Namespace: plan.DefaultKubernetesNamespace}})
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		_ = workflows.RemoveCatalogEntry(ctx, temporalClient, workflows.CatalogRemoval{Kind: workflows.KindCompute, Name: compute})
-		_ = workflows.RemoveCatalogEntry(ctx, temporalClient, workflows.CatalogRemoval{Kind: workflows.KindInstanceType, Name: typ.Name})
-	})
-	cat, err := workflows.GetCatalog(ctx, temporalClient)
-	require.NoError(t, err)
+	cat := applyInstanceTypes(t, compute, typ)
 	startRoutedWorkerProcess(t, t.TempDir(), compute, "node-oom", worker.Options{
 		InstanceTypes: []string{typ.Name}, Capacity: plan.ResourceList{MilliCPU: 1000, MemoryBytes: 1 << 30}})
 
@@ -156,10 +144,10 @@ jobs:
     command: /usr/bin/python3 -c 'import time; b = bytearray(200 << 20); time.sleep(60)'
 `, compute)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "p.yml"), []byte(src), 0o644))
-	p, diags := compiler.Compile(filepath.Join(dir, "p.yml"), compiler.Options{Catalog: &cat})
+	p, diags := compiler.Compile(filepath.Join(dir, "p.yml"), compiler.Options{Catalog: cat})
 	require.False(t, diags.HasErrors(), diags.Error())
 	h := &harness{t: t, home: home}
-	_, err = h.run(p)
+	_, err := h.run(p)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "instance 0 exceeded the instance type's memory limit 64Mi (peak ")
 	assert.Contains(t, err.Error(), "exit code 137, as Kubernetes' OOMKilled")

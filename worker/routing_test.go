@@ -24,20 +24,29 @@ import (
 // registerRouting registers a kubernetes compute with two instance types,
 // each for nodes labelled zone=a or zone=b, and returns the catalogue.
 func registerRouting(t *testing.T, compute string) *plan.Catalog {
+	one := plan.ResourceList{MilliCPU: 1000, MemoryBytes: 1 << 30}
+	return applyInstanceTypes(t, compute,
+		plan.InstanceType{Name: compute + "-a", NodeSelector: []plan.Label{{Key: "zone", Value: "a"}}, Requests: one, Limits: one},
+		plan.InstanceType{Name: compute + "-b", NodeSelector: []plan.Label{{Key: "zone", Value: "b"}}, Requests: one, Limits: one})
+}
+
+// applyInstanceTypes applies instance types and, unless compute is "",
+// registers a kubernetes compute of that name; the test removes them when
+// it ends. It returns the catalogue.
+func applyInstanceTypes(t *testing.T, compute string, types ...plan.InstanceType) *plan.Catalog {
 	t.Helper()
 	ctx := context.Background()
-	one := plan.ResourceList{MilliCPU: 1000, MemoryBytes: 1 << 30}
-	types := []plan.InstanceType{
-		{Name: compute + "-a", NodeSelector: []plan.Label{{Key: "zone", Value: "a"}}, Requests: one, Limits: one},
-		{Name: compute + "-b", NodeSelector: []plan.Label{{Key: "zone", Value: "b"}}, Requests: one, Limits: one},
-	}
 	_, err := workflows.RegisterCatalogEntry(ctx, temporalClient, workflows.CatalogEntry{InstanceTypes: types})
 	require.NoError(t, err)
-	_, err = workflows.RegisterCatalogEntry(ctx, temporalClient, workflows.CatalogEntry{Compute: &plan.Compute{
-		Name: compute, Type: plan.ComputeKubernetes, Namespace: plan.DefaultKubernetesNamespace}})
-	require.NoError(t, err)
+	if compute != "" {
+		_, err = workflows.RegisterCatalogEntry(ctx, temporalClient, workflows.CatalogEntry{Compute: &plan.Compute{
+			Name: compute, Type: plan.ComputeKubernetes, Namespace: plan.DefaultKubernetesNamespace}})
+		require.NoError(t, err)
+	}
 	t.Cleanup(func() {
-		_ = workflows.RemoveCatalogEntry(ctx, temporalClient, workflows.CatalogRemoval{Kind: workflows.KindCompute, Name: compute})
+		if compute != "" {
+			_ = workflows.RemoveCatalogEntry(ctx, temporalClient, workflows.CatalogRemoval{Kind: workflows.KindCompute, Name: compute})
+		}
 		for _, it := range types {
 			_ = workflows.RemoveCatalogEntry(ctx, temporalClient, workflows.CatalogRemoval{Kind: workflows.KindInstanceType, Name: it.Name})
 		}

@@ -17,30 +17,17 @@ import (
 	"github.com/porch-pipelines/porch/compiler"
 	"github.com/porch-pipelines/porch/compiler/plan"
 	"github.com/porch-pipelines/porch/worker"
-	"github.com/porch-pipelines/porch/workflows"
 )
 
 // registerServerlessTypes applies three instance types, cheapest first:
 // sl-small (2 CPU, 4Gi), sl-medium (2 CPU, 8Gi) and sl-large (4 CPU,
 // 16Gi), and returns the catalogue.
 func registerServerlessTypes(t *testing.T) *plan.Catalog {
-	t.Helper()
-	ctx := context.Background()
 	it := func(name string, cpu, memGi int64) plan.InstanceType {
 		r := plan.ResourceList{MilliCPU: cpu * 1000, MemoryBytes: memGi << 30}
 		return plan.InstanceType{Name: name, Requests: r, Limits: r}
 	}
-	types := []plan.InstanceType{it("sl-small", 2, 4), it("sl-medium", 2, 8), it("sl-large", 4, 16)}
-	_, err := workflows.RegisterCatalogEntry(ctx, temporalClient, workflows.CatalogEntry{InstanceTypes: types})
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		for _, it := range types {
-			_ = workflows.RemoveCatalogEntry(ctx, temporalClient, workflows.CatalogRemoval{Kind: workflows.KindInstanceType, Name: it.Name})
-		}
-	})
-	cat, err := workflows.GetCatalog(ctx, temporalClient)
-	require.NoError(t, err)
-	return &cat
+	return applyInstanceTypes(t, "", it("sl-small", 2, 4), it("sl-medium", 2, 8), it("sl-large", 4, 16))
 }
 
 // TestServerlessStepsRunOnTheCheapestLiveInstanceTypeThatFits runs
