@@ -61,7 +61,8 @@ type pool struct {
 	// deleted: the compute left the catalogue; its nodes drain.
 	deleted bool
 	nodes   []*node
-	// holdUntil delays starts after a node failed, doubling up to a minute.
+	// holdUntil delays starts after a node failed, doubling up to a minute,
+	// and for scaleUpSettle after a scale-up.
 	holdUntil time.Time
 	backoff   time.Duration
 }
@@ -222,6 +223,12 @@ func (p *pool) serving() (map[string]*node, []NodeState) {
 	return byName, states
 }
 
+// scaleUpSettle is how long the fleet waits after starting nodes before it
+// starts more: a new node takes its step from the backlog before the
+// server's backlog count (cached for a second) says so, and the step would
+// be counted twice, as running and as waiting.
+const scaleUpSettle = 3 * time.Second
+
 // scale applies Decide to a pool's serving nodes.
 func (f *Fleet) scale(ctx context.Context, p *pool) {
 	c := p.compute
@@ -243,6 +250,7 @@ func (f *Fleet) scale(ctx context.Context, p *pool) {
 	}
 	if d.Start > 0 {
 		f.eventf("%s: scaling %d -> %d nodes: backlog %d", c.Name, len(states), len(states)+d.Start, backlog)
+		p.holdUntil = time.Now().Add(scaleUpSettle)
 	}
 	for range d.Start {
 		f.numbered[c.Name]++
