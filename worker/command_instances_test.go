@@ -13,7 +13,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/porch-pipelines/porch/compiler"
 	"github.com/porch-pipelines/porch/compiler/plan"
 	"github.com/porch-pipelines/porch/worker"
 )
@@ -87,9 +86,7 @@ jobs:
     code: ./src
     command: /usr/bin/python3 rdv.py %s
 `, compute, compute, out)
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "p.yml"), []byte(src), 0o644))
-	p, diags := compiler.Compile(filepath.Join(dir, "p.yml"), compiler.Options{Catalog: cat})
-	require.False(t, diags.HasErrors(), diags.Error())
+	p := compileAgainst(t, dir, src, cat)
 	h := &harness{t: t, home: home}
 	run := h.start(p)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -143,9 +140,7 @@ jobs:
       instance_type: tiny
     command: /usr/bin/python3 -c 'import time; b = bytearray(200 << 20); time.sleep(60)'
 `, compute)
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "p.yml"), []byte(src), 0o644))
-	p, diags := compiler.Compile(filepath.Join(dir, "p.yml"), compiler.Options{Catalog: cat})
-	require.False(t, diags.HasErrors(), diags.Error())
+	p := compileAgainst(t, dir, src, cat)
 	h := &harness{t: t, home: home}
 	_, err := h.run(p)
 	require.Error(t, err)

@@ -13,7 +13,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/enums/v1"
 
-	"github.com/porch-pipelines/porch/compiler"
 	"github.com/porch-pipelines/porch/compiler/plan"
 	"github.com/porch-pipelines/porch/worker"
 )
@@ -131,9 +130,7 @@ jobs:
       program_arguments: --state %s
       append_row_to: ${{outputs.scores}}
 `, compute, compute, state)
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "p.yml"), []byte(src), 0o644))
-	p, diags := compiler.Compile(filepath.Join(dir, "p.yml"), compiler.Options{Catalog: cat})
-	require.False(t, diags.HasErrors(), diags.Error())
+	p := compileAgainst(t, dir, src, cat)
 	h := &harness{t: t, home: home}
 	run := h.start(p)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)

@@ -30,6 +30,17 @@ func registerRouting(t *testing.T, compute string) *plan.Catalog {
 		plan.InstanceType{Name: compute + "-b", NodeSelector: []plan.Label{{Key: "zone", Value: "b"}}, Requests: one, Limits: one})
 }
 
+// compileAgainst writes a pipeline's YAML to dir/p.yml, where its relative
+// paths resolve, and compiles it against a catalogue.
+func compileAgainst(t *testing.T, dir, src string, cat *plan.Catalog) *plan.Plan {
+	t.Helper()
+	path := filepath.Join(dir, "p.yml")
+	require.NoError(t, os.WriteFile(path, []byte(src), 0o644))
+	p, diags := compiler.Compile(path, compiler.Options{Catalog: cat})
+	require.False(t, diags.HasErrors(), diags.Error())
+	return p
+}
+
 // applyInstanceTypes applies instance types and, unless compute is "",
 // registers a kubernetes compute of that name; the test removes them when
 // it ends. It returns the catalogue.
@@ -87,9 +98,7 @@ func TestStepsRunOnTheirInstanceTypesWorkersWithinCapacity(t *testing.T) {
 `, name, compute, typ, name, logFile, name, logFile)
 	}
 	src := "type: pipeline\njobs:\n" + step("first", compute+"-a") + step("second", compute+"-a") + step("other", compute+"-b")
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "p.yml"), []byte(src), 0o644))
-	p, diags := compiler.Compile(filepath.Join(dir, "p.yml"), compiler.Options{Catalog: cat})
-	require.False(t, diags.HasErrors(), diags.Error())
+	p := compileAgainst(t, dir, src, cat)
 	h := &harness{t: t, home: home}
 	_, err := h.run(p)
 	require.NoError(t, err)
@@ -153,9 +162,7 @@ jobs:
       if mkdir %s 2>/dev/null; then echo $$ > %s/pid; sleep 600; fi &&
       echo "end $(pwd)" >> %s
 `, compute, compute, logFile, mark, mark, logFile)
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "p.yml"), []byte(src), 0o644))
-	p, diags := compiler.Compile(filepath.Join(dir, "p.yml"), compiler.Options{Catalog: cat})
-	require.False(t, diags.HasErrors(), diags.Error())
+	p := compileAgainst(t, dir, src, cat)
 	h := &harness{t: t, home: home}
 	run := h.start(p)
 

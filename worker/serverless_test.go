@@ -14,7 +14,6 @@ import (
 	"github.com/stretchr/testify/require"
 	enums "go.temporal.io/api/enums/v1"
 
-	"github.com/porch-pipelines/porch/compiler"
 	"github.com/porch-pipelines/porch/compiler/plan"
 	"github.com/porch-pipelines/porch/worker"
 )
@@ -61,9 +60,7 @@ func TestServerlessStepsRunOnTheCheapestLiveInstanceTypeThatFits(t *testing.T) {
 	}
 	src := "type: pipeline\njobs:\n" + step("f2", "Standard_F2s_v2") + step("d4", "Standard_D4s_v3") +
 		step("d2", "Standard_D2s_v3") + step("named", "sl-large")
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "p.yml"), []byte(src), 0o644))
-	p, diags := compiler.Compile(filepath.Join(dir, "p.yml"), compiler.Options{Catalog: cat})
-	require.False(t, diags.HasErrors(), diags.Error())
+	p := compileAgainst(t, dir, src, cat)
 	h := &harness{t: t, home: home}
 	_, err := h.run(p)
 	require.NoError(t, err)
