@@ -8,25 +8,64 @@ import (
 	"github.com/porch-pipelines/porch/compiler/plan"
 )
 
-// credentialVars are the environment variables that carry a worker's own
+// credentialVar is an environment variable that carries a worker's own
 // credentials for clouds and object stores: the worker's identity, as a
 // compute's managed identity is a node's in Azure ML. Only a step that runs
-// as identity: managed sees them. Regions, endpoints and the like are not
-// credentials and stay.
-var credentialVars = []string{
+// as identity: managed sees them. secret says the value is itself a secret
+// (a key, token or password; an access key id too: with it a secret key is
+// half found), blanked out of a managed step's log; the others name files,
+// profiles, roles or endpoints. Regions and the like are no credentials and
+// stay.
+type credentialVar struct {
+	name   string
+	secret bool
+}
+
+var credentialVars = []credentialVar{
 	// AWS and S3-compatible stores (what porch's own s3 datastores use).
-	"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN",
-	"AWS_PROFILE", "AWS_DEFAULT_PROFILE", "AWS_SHARED_CREDENTIALS_FILE", "AWS_CONFIG_FILE",
-	"AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_ROLE_ARN", "AWS_ROLE_SESSION_NAME",
-	"AWS_CONTAINER_CREDENTIALS_FULL_URI", "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "AWS_CONTAINER_AUTHORIZATION_TOKEN",
-	"MINIO_ACCESS_KEY", "MINIO_SECRET_KEY", "MINIO_ROOT_USER", "MINIO_ROOT_PASSWORD",
+	{"AWS_ACCESS_KEY_ID", true},
+	{"AWS_SECRET_ACCESS_KEY", true},
+	{"AWS_SESSION_TOKEN", true},
+	{"AWS_SECURITY_TOKEN", true},
+	{"AWS_PROFILE", false},
+	{"AWS_DEFAULT_PROFILE", false},
+	{"AWS_SHARED_CREDENTIALS_FILE", false},
+	{"AWS_CONFIG_FILE", false},
+	{"AWS_WEB_IDENTITY_TOKEN_FILE", false},
+	{"AWS_ROLE_ARN", false},
+	{"AWS_ROLE_SESSION_NAME", false},
+	{"AWS_CONTAINER_CREDENTIALS_FULL_URI", false},
+	{"AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", false},
+	{"AWS_CONTAINER_AUTHORIZATION_TOKEN", true},
+	{"MINIO_ACCESS_KEY", true},
+	{"MINIO_SECRET_KEY", true},
+	{"MINIO_ROOT_USER", false},
+	{"MINIO_ROOT_PASSWORD", true},
 	// Azure: service principals, workload identity, managed identity endpoints, storage keys.
-	"AZURE_CLIENT_ID", "AZURE_CLIENT_SECRET", "AZURE_TENANT_ID", "AZURE_CLIENT_CERTIFICATE_PATH",
-	"AZURE_CLIENT_CERTIFICATE_PASSWORD", "AZURE_FEDERATED_TOKEN_FILE", "AZURE_USERNAME", "AZURE_PASSWORD",
-	"AZURE_STORAGE_KEY", "AZURE_STORAGE_CONNECTION_STRING", "AZURE_STORAGE_SAS_TOKEN",
-	"IDENTITY_ENDPOINT", "IDENTITY_HEADER", "MSI_ENDPOINT", "MSI_SECRET", "DEFAULT_IDENTITY_CLIENT_ID",
+	{"AZURE_CLIENT_ID", false},
+	{"AZURE_CLIENT_SECRET", true},
+	{"AZURE_TENANT_ID", false},
+	{"AZURE_CLIENT_CERTIFICATE_PATH", false},
+	{"AZURE_CLIENT_CERTIFICATE_PASSWORD", true},
+	{"AZURE_FEDERATED_TOKEN_FILE", false},
+	{"AZURE_USERNAME", false},
+	{"AZURE_PASSWORD", true},
+	{"AZURE_STORAGE_KEY", true},
+	{"AZURE_STORAGE_CONNECTION_STRING", true},
+	{"AZURE_STORAGE_SAS_TOKEN", true},
+	{"IDENTITY_ENDPOINT", false},
+	{"IDENTITY_HEADER", true},
+	{"MSI_ENDPOINT", false},
+	{"MSI_SECRET", true},
+	{"DEFAULT_IDENTITY_CLIENT_ID", false},
 	// Google Cloud.
-	"GOOGLE_APPLICATION_CREDENTIALS", "CLOUDSDK_AUTH_ACCESS_TOKEN_FILE",
+	{"GOOGLE_APPLICATION_CREDENTIALS", false},
+	{"CLOUDSDK_AUTH_ACCESS_TOKEN_FILE", false},
+}
+
+// isCredential says whether an environment variable is a credentialVar.
+func isCredential(name string) bool {
+	return slices.ContainsFunc(credentialVars, func(c credentialVar) bool { return c.name == name })
 }
 
 // identityEnv is the worker's environment as a step of the given identity
@@ -38,7 +77,7 @@ func identityEnv(env []string, identity, user string) ([]string, string) {
 	var creds []string
 	for _, kv := range env {
 		k, _, _ := strings.Cut(kv, "=")
-		if slices.Contains(credentialVars, k) {
+		if isCredential(k) {
 			creds = append(creds, k)
 			if identity != plan.JobIdentityManaged {
 				continue

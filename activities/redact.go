@@ -9,16 +9,6 @@ import (
 	"github.com/porch-pipelines/porch/compiler/plan"
 )
 
-// secretVars are the credential variables whose values are secrets (an
-// access key id is one too: with it a secret key is half found). Their
-// values are blanked out of a managed step's log and failure summary.
-var secretVars = []string{
-	"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN",
-	"AWS_CONTAINER_AUTHORIZATION_TOKEN", "MINIO_ACCESS_KEY", "MINIO_SECRET_KEY", "MINIO_ROOT_PASSWORD",
-	"AZURE_CLIENT_SECRET", "AZURE_CLIENT_CERTIFICATE_PASSWORD", "AZURE_PASSWORD", "AZURE_STORAGE_KEY",
-	"AZURE_STORAGE_CONNECTION_STRING", "AZURE_STORAGE_SAS_TOKEN", "IDENTITY_HEADER", "MSI_SECRET",
-}
-
 // minSecret is the shortest value treated as a secret: shorter ones would
 // blank out ordinary words, and are no real credential anyway.
 const minSecret = 8
@@ -33,8 +23,8 @@ func stepSecrets(identity string) []string {
 		return nil
 	}
 	var out []string
-	for _, k := range secretVars {
-		if v := os.Getenv(k); len(v) >= minSecret && !slices.Contains(out, v) {
+	for _, c := range credentialVars {
+		if v := os.Getenv(c.name); c.secret && len(v) >= minSecret && !slices.Contains(out, v) {
 			out = append(out, v)
 		}
 	}
