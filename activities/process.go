@@ -278,6 +278,7 @@ func groupMembers(pgid int) int {
 // procStat is what porch reads of a process from /proc/<pid>/stat.
 type procStat struct {
 	state byte
+	ppid  int
 	pgrp  int
 	// rssPages is the resident set size in pages.
 	rssPages int64
@@ -287,7 +288,7 @@ type procStat struct {
 // init may be slow to reap them.
 func (s procStat) live() bool { return s.state != 'Z' && s.state != 'X' }
 
-// readProcStat reads a process's state, process group and resident size
+// readProcStat reads a process's state, parent, process group and resident size
 // from /proc/<pid>/stat into buf. It runs once per process on the host
 // after every step, so it uses plain system calls: os.ReadFile costs three
 // times as many (poller registration, fstat) for a file that is one read
@@ -309,9 +310,13 @@ func readProcStat(pid int, buf []byte) (procStat, bool) {
 		return procStat{}, false
 	}
 	// fields[0] is proc(5)'s field 3 (state), so field k is fields[k-3]:
-	// pgrp is 5, rss 24.
+	// ppid is 4, pgrp 5, rss 24.
 	fields := bytes.Fields(b[i+1:])
 	if len(fields) < 22 || len(fields[0]) != 1 {
+		return procStat{}, false
+	}
+	ppid, err := strconv.Atoi(string(fields[1]))
+	if err != nil {
 		return procStat{}, false
 	}
 	pgrp, err := strconv.Atoi(string(fields[2]))
@@ -322,7 +327,34 @@ func readProcStat(pid int, buf []byte) (procStat, bool) {
 	if err != nil {
 		return procStat{}, false
 	}
-	return procStat{state: fields[0][0], pgrp: pgrp, rssPages: max(rss, 0)}, true
+	return procStat{state: fields[0][0], ppid: ppid, pgrp: pgrp, rssPages: max(rss, 0)}, true
+}
+
+// KillChildren SIGKILLs at once the process group of each child of this
+// process (a step's processes run in a group of their own), or the child
+// alone when it shares this process's group: what a reclaimed spot VM does
+// to the steps it runs.
+func KillChildren() {
+	self, own := os.Getpid(), syscall.Getpgrp()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return
+	}
+	buf := make([]byte, 1024)
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		st, ok := readProcStat(pid, buf)
+		switch {
+		case !ok || st.ppid != self:
+		case st.pgrp != own:
+			_ = syscall.Kill(-st.pgrp, syscall.SIGKILL)
+		default:
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
 }
 
 // exitDescription says how a process ended, with a shell-style exit code

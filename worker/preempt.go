@@ -1,12 +1,7 @@
 package worker
 
 import (
-	"bytes"
-	"os"
-	"path/filepath"
-	"strconv"
-	"syscall"
-
+	"github.com/porch-pipelines/porch/activities"
 	"github.com/porch-pipelines/porch/compiler/plan"
 )
 
@@ -54,47 +49,5 @@ func (w *Worker) Preemptible() bool { return w.preemptible }
 // step's workflow counts that as a preemption. The caller exits next.
 func (w *Worker) Preempt() {
 	w.client.Close()
-	killChildGroups()
-}
-
-// killChildGroups SIGKILLs the process group of each child of this
-// process (steps run in groups of their own), or the child alone when it
-// shares this process's group.
-func killChildGroups() {
-	self, own := os.Getpid(), syscall.Getpgrp()
-	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
-	for _, f := range stats {
-		ppid, pgrp, ok := readStat(f)
-		if !ok || ppid != self {
-			continue
-		}
-		if pgrp != own {
-			_ = syscall.Kill(-pgrp, syscall.SIGKILL)
-			continue
-		}
-		if pid, err := strconv.Atoi(filepath.Base(filepath.Dir(f))); err == nil {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-		}
-	}
-}
-
-// readStat reads the parent pid and process group of /proc/<pid>/stat.
-// The command name may hold spaces and parentheses: fields are counted
-// from its closing parenthesis.
-func readStat(file string) (ppid, pgrp int, ok bool) {
-	b, err := os.ReadFile(file)
-	if err != nil {
-		return 0, 0, false
-	}
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 0, 0, false
-	}
-	f := bytes.Fields(b[i+1:])
-	if len(f) < 3 {
-		return 0, 0, false
-	}
-	ppid, err1 := strconv.Atoi(string(f[1]))
-	pgrp, err2 := strconv.Atoi(string(f[2]))
-	return ppid, pgrp, err1 == nil && err2 == nil
+	activities.KillChildren()
 }
