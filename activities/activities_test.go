@@ -79,7 +79,7 @@ func readFile(t *testing.T, path string) string {
 }
 
 func stepInput(cmd plan.Template) RunCommandInput {
-	return RunCommandInput{RunID: "run1", StepPath: "train", DefaultDatastore: "workspaceblobstore", Command: plan.Command{Template: cmd}}
+	return RunCommandInput{Step: Step{RunID: "run1", StepPath: "train", DefaultDatastore: "workspaceblobstore", Command: plan.Command{Template: cmd}}}
 }
 
 func artifactsDir(a *Activities, in RunCommandInput) string {

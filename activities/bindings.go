@@ -11,7 +11,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/porch-pipelines/porch/activities/metrics"
 	"github.com/porch-pipelines/porch/compiler/plan"
 )
 
@@ -43,7 +42,7 @@ func (b bindings) output(name string) (string, bool) {
 // datastores mounted or downloaded, as the input's mode says), and its
 // outputs to local paths, creating the outputs' folders. On error, nothing
 // stays mounted.
-func (a *Activities) bind(ctx context.Context, in RunCommandInput, f stepFolders) (b bindings, err error) {
+func (a *Activities) bind(ctx context.Context, in Step, f stepFolders) (b bindings, err error) {
 	b = bindings{inputs: map[string]string{}}
 	defer func() {
 		if err != nil {
@@ -167,7 +166,7 @@ func (a *Activities) copyInput(step, name, src, work string) (string, error) {
 // outputLocation maps one output to its local path and creates its folder
 // (for uri_file, the file's folder). An output on an s3 datastore is
 // written to a staging folder and uploaded when the step succeeds.
-func (a *Activities) outputLocation(in RunCommandInput, out plan.Output, f stepFolders) (OutputLocation, *upload, error) {
+func (a *Activities) outputLocation(in Step, out plan.Output, f stepFolders) (OutputLocation, *upload, error) {
 	uri := out.Path
 	if uri == "" {
 		uri = plan.DefaultOutputURI(datastoreOf(in), in.RunID, in.StepPath, out.Name)
@@ -202,7 +201,7 @@ func (a *Activities) outputLocation(in RunCommandInput, out plan.Output, f stepF
 }
 
 // render renders the step's command line.
-func (b bindings) render(in RunCommandInput) (string, error) {
+func (b bindings) render(in Step) (string, error) {
 	t := in.Command.Template
 	if len(t.Parts) == 0 && strings.TrimSpace(t.Source) != "" {
 		if strings.Contains(t.Source, "${{") || strings.Contains(t.Source, "$[[") {
@@ -218,7 +217,7 @@ func (b bindings) render(in RunCommandInput) (string, error) {
 }
 
 // lookup resolves a template's references to the step's values.
-func (b bindings) lookup(in RunCommandInput) func(plan.Ref) (string, bool) {
+func (b bindings) lookup(in Step) func(plan.Ref) (string, bool) {
 	return func(r plan.Ref) (string, bool) {
 		switch r.Kind {
 		case plan.RefInput:
@@ -238,7 +237,7 @@ func (b bindings) lookup(in RunCommandInput) func(plan.Ref) (string, bool) {
 // env is the command's environment: the worker's as the step's identity
 // allows (identityEnv), then the step's environment_variables, then the
 // variables Azure ML sets; and a note on the identity for the step's log.
-func (b bindings) env(in RunCommandInput) ([]string, string) {
+func (b bindings) env(in Step) ([]string, string) {
 	env, note := identityEnv(os.Environ(), in.Command.Identity, in.SubmittedBy)
 	keys := make([]string, 0, len(in.Command.EnvironmentVariables))
 	for k := range in.Command.EnvironmentVariables {
@@ -260,28 +259,4 @@ func (b bindings) env(in RunCommandInput) ([]string, string) {
 		}
 	}
 	return env, note
-}
-
-// withMetrics adds the variables of trial metrics to a step's environment:
-// PORCH_METRICS_FILE, metrics.jsonl in the artifacts folder, and porch's
-// mlflow module on PYTHONPATH when the step's Python ($PORCH_PYTHON, else
-// python3 on PATH) has no mlflow of its own. Only Python scripts that import
-// mlflow need the module, so failing to provide it is a note in the step's
-// log, not a failed step.
-func (r stepRun) withMetrics(env, notes []string) ([]string, []string) {
-	python := "python3"
-	for _, kv := range env {
-		if v, ok := strings.CutPrefix(kv, "PORCH_PYTHON="); ok && v != "" {
-			python = v
-		}
-	}
-	file := filepath.Join(r.folders.artifacts, metrics.FileName)
-	out, err := metrics.Extend(env, python, file, "")
-	switch {
-	case err != nil:
-		notes = append(notes, fmt.Sprintf("porch: porch's mlflow module is not available to the step (%v): scripts that import mlflow fail unless %s has mlflow", err, python))
-	case len(out) > len(env)+1:
-		notes = append(notes, fmt.Sprintf("porch: %s has no mlflow: porch's mlflow module is on PYTHONPATH and records what the script logs in %s", python, file))
-	}
-	return out, notes
 }

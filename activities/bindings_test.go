@@ -41,9 +41,9 @@ func changeStep(step, mode string) RunCommandInput {
 	cmd := tmpl(txt("echo "), inRef("data"), txt(" "), inRef("file"), txt(" > "), outRef("out"), txt("/paths && "),
 		txt("echo changed >> "), inRef("data"), txt("/a.txt && echo changed >> "), inRef("data"),
 		txt("/link.txt && echo changed >> "), inRef("file"), txt(" && rm "), inRef("data"), txt("/sub/b.txt"))
-	return RunCommandInput{RunID: "r1", StepPath: step, Command: plan.Command{Template: cmd},
+	return RunCommandInput{Step: Step{RunID: "r1", StepPath: step, Command: plan.Command{Template: cmd},
 		Inputs:  []plan.Input{data("data", "uri_folder", "in"), data("file", "uri_file", "one.csv")},
-		Outputs: []plan.Output{{Name: "out", Type: "uri_folder"}}}
+		Outputs: []plan.Output{{Name: "out", Type: "uri_folder"}}}}
 }
 
 // A download input on a local datastore is a copy in the working folder:

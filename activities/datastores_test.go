@@ -43,13 +43,13 @@ func TestACommandStepWritesItsOutputsToARegisteredLocalDatastore(t *testing.T) {
 	a := &Activities{Home: home, Datastores: func(context.Context) ([]plan.Datastore, error) {
 		return []plan.Datastore{{Name: "nfs", Type: plan.DatastoreLocal, Path: shared}}, nil
 	}}
-	in := RunCommandInput{
+	in := RunCommandInput{Step: Step{
 		RunID: "r1", StepPath: "write", DefaultDatastore: "nfs",
 		Command: plan.Command{Template: plan.Template{Source: "echo hi > ${{outputs.out}}/hi.txt", Parts: []plan.Part{
 			{Text: "echo hi > "}, {Ref: &plan.Ref{Kind: plan.RefOutput, Name: "out"}}, {Text: "/hi.txt"},
 		}}},
 		Outputs: []plan.Output{{Name: "out", Type: "uri_folder", Path: plan.DefaultOutputURI("nfs", "r1", "write", "out")}},
-	}
+	}}
 	_, err := a.RunCommand(context.Background(), in)
 	require.NoError(t, err)
 	data, err := os.ReadFile(filepath.Join(shared, "azureml", "r1", "write", "out", "hi.txt"))

@@ -3,7 +3,6 @@ package activities
 import (
 	"encoding/json"
 	"fmt"
-	"net"
 	"strconv"
 	"strings"
 
@@ -191,23 +190,4 @@ func distributeTensorflow(step string, d *plan.Distribution, instances int) ([]p
 	}
 	note := fmt.Sprintf("porch: tensorflow distribution: %d workers and %d parameter servers run on this host", workers, ps)
 	return procs, []string{note}, nil
-}
-
-// freePorts finds n distinct free loopback ports. All listeners stay open
-// until every port is found, so the ports differ.
-func freePorts(n int) ([]int, error) {
-	ports := make([]int, 0, n)
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, fmt.Errorf("find a free port for the distribution: %w", err)
-		}
-		defer l.Close()
-		addr, ok := l.Addr().(*net.TCPAddr)
-		if !ok {
-			return nil, fmt.Errorf("find a free port for the distribution: unexpected address %v", l.Addr())
-		}
-		ports = append(ports, addr.Port)
-	}
-	return ports, nil
 }

@@ -55,8 +55,11 @@ func checkName(what, name string) error {
 }
 
 // prepareFolders creates a fresh artifacts folder and working folder for the
-// step, removing what an earlier attempt left, and copies the code in.
-func (a *Activities) prepareFolders(ctx context.Context, in RunCommandInput) (stepFolders, error) {
+// step, removing what an earlier attempt left, and copies the code in. A
+// step spread over workers (spread) runs instance number instance here: it
+// shares the artifacts folder with the other instances and has a working
+// folder of its own.
+func (a *Activities) prepareFolders(ctx context.Context, in Step, instance int, spread bool) (stepFolders, error) {
 	if err := checkName("run id", in.RunID); err != nil {
 		return stepFolders{}, err
 	}
@@ -71,10 +74,10 @@ func (a *Activities) prepareFolders(ctx context.Context, in RunCommandInput) (st
 	}
 	f.artifacts = dir
 	f.work = filepath.Join(a.Home, "work", in.RunID, filepath.FromSlash(in.StepPath))
-	if in.Instance != nil && in.Instance.Index > 0 {
+	if spread && instance > 0 {
 		// Workers of one porch home share the artifacts folder, not a
 		// working folder.
-		f.work += ".instance-" + strconv.Itoa(in.Instance.Index)
+		f.work += ".instance-" + strconv.Itoa(instance)
 	}
 	// A retried attempt starts from scratch, as a new Azure ML attempt does:
 	// stale outputs or logs would be mistaken for this attempt's. Inputs an
@@ -86,7 +89,7 @@ func (a *Activities) prepareFolders(ctx context.Context, in RunCommandInput) (st
 		return f, fmt.Errorf("remove stale folder of an earlier attempt: %w", err)
 	}
 	for _, d := range []string{f.artifacts, f.work} {
-		if in.Instance != nil && d == f.artifacts {
+		if spread && d == f.artifacts {
 			continue
 		}
 		if err := os.RemoveAll(d); err != nil {
@@ -114,7 +117,7 @@ func (a *Activities) prepareFolders(ctx context.Context, in RunCommandInput) (st
 
 // datastoreOf is the step's default datastore, plan.DefaultDatastore when
 // the workflow passed none.
-func datastoreOf(in RunCommandInput) string {
+func datastoreOf(in Step) string {
 	if in.DefaultDatastore == "" {
 		return plan.DefaultDatastore
 	}

@@ -13,117 +13,37 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/porch-pipelines/porch/activities/affinity"
 	"github.com/porch-pipelines/porch/compiler/plan"
 )
-
-// Instance limits. A step that comes from an instance type's task queue
-// runs each of its instances within the type's limits, as a Kubernetes
-// container would:
-//
-//   - CPU: the instance's processes are pinned (sched_setaffinity) to
-//     ceil(limits.cpu) of the worker's cores, the least used first, and
-//     OMP_NUM_THREADS and its friends say how many threads each process
-//     should use.
-//   - Memory: porch samples the resident memory of the instance's process
-//     groups every memorySampleInterval and kills them all (SIGKILL, exit
-//     code 137) when it exceeds limits.memory, like Kubernetes' OOMKilled.
-//     A sampler, not a cgroup: it needs no delegated cgroup v2 controller,
-//     which workers in containers and on hosts with cgroup v1 lack. A
-//     process that leaves its process group (setsid) escapes it.
-//   - GPU: CUDA_VISIBLE_DEVICES names the GPUs the instance holds, when
-//     the worker has GPUs.
 
 // memorySampleInterval is how often the memory of running instances is
 // sampled: one scan of /proc, about 0.2 ms on a host running 100 processes.
 const memorySampleInterval = 100 * time.Millisecond
-
-// threadVariables are the variables numerical libraries read for their
-// thread count.
-var threadVariables = []string{"OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMEXPR_NUM_THREADS", "VECLIB_MAXIMUM_THREADS"}
 
 // MemoryLimitExitCode is the exit code porch reports for an instance it
 // killed above its memory limit: 128+SIGKILL, as Kubernetes reports
 // OOMKilled.
 const MemoryLimitExitCode = 137
 
-// deviceSet hands out numbered devices (cores, GPUs) to instances, the
-// least used first and then the lowest, so instances spread over them.
-type deviceSet struct {
-	mu    sync.Mutex
-	ids   []int
-	users []int
-}
-
-func newDeviceSet(ids []int) *deviceSet {
-	return &deviceSet{ids: ids, users: make([]int, len(ids))}
-}
-
-// take gives n devices (at most all of them) and a function that gives
-// them back.
-func (s *deviceSet) take(n int) ([]int, func()) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	order := make([]int, len(s.ids))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortStableFunc(order, func(a, b int) int { return s.users[a] - s.users[b] })
-	order = order[:min(n, len(order))]
-	slices.Sort(order)
-	ids := make([]int, len(order))
-	for k, i := range order {
-		s.users[i]++
-		ids[k] = s.ids[i]
-	}
-	return ids, func() {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		for _, i := range order {
-			s.users[i]--
-		}
-	}
-}
-
-func (a *Activities) devices() (cores, gpus *deviceSet) {
-	a.devicesOnce.Do(func() {
-		a.cores = newDeviceSet(affinity.Cores())
-		ids := make([]int, max(a.GPUs, 0))
-		for i := range ids {
-			ids[i] = i
-		}
-		a.gpus = newDeviceSet(ids)
-	})
-	return a.cores, a.gpus
-}
-
-// instanceType is the instance type whose task queue a step came from;
-// false for a queue without one (the default queue, an amlcompute's).
-func (a *Activities) instanceType(queue string) (plan.InstanceType, bool) {
-	t, ok := a.InstanceTypes[queue]
-	return t, ok
-}
-
-// instance is one instance of a step on this host, within its type's
-// limits.
-type instance struct {
-	cpus []int
-	gpus []int
-	// env is what every process of the instance gets: thread counts and
-	// visible GPUs.
-	env   []string
-	guard *memoryGuard
+// stepLimits are a command step's instances on this host within their
+// type's limits, with a memory guard for each instance whose type has a
+// memory limit.
+type stepLimits struct {
+	limitedInstances
+	// guards[i] watches instance i's memory; nil without a limit.
+	guards []*memoryGuard
 }
 
 // limitStep gives the instances of a command step its instance type's
 // limits: the type of the step's queue, or of the queue the activity came
 // from (a step spread over workers runs on their nodes' queues). A step
 // of neither runs unlimited.
-func (a *Activities) limitStep(ctx context.Context, in RunCommandInput, procs []process) limitedInstances {
-	none := limitedInstances{release: func() {}}
-	t, ok := a.instanceType(in.Command.Resources.TaskQueue)
+func (a *Activities) limitStep(ctx context.Context, in RunCommandInput, procs []process) stepLimits {
+	none := stepLimits{limitedInstances: limitedInstances{release: func() {}}}
+	d := a.devices()
+	t, ok := d.instanceType(in.Command.Resources.TaskQueue)
 	if !ok && activity.IsActivity(ctx) {
-		t, ok = a.instanceType(activity.GetInfo(ctx).TaskQueue)
+		t, ok = d.instanceType(activity.GetInfo(ctx).TaskQueue)
 	}
 	if !ok {
 		return none
@@ -138,108 +58,39 @@ func (a *Activities) limitStep(ctx context.Context, in RunCommandInput, procs []
 	for _, c := range per {
 		most = max(most, c)
 	}
-	return a.limitInstances(t, n, most, in.Command.EnvironmentVariables)
-}
-
-// limitEntryScripts gives the entry-script processes of a parallel step on
-// this node one instance of its type: its cores (ceil(limits.cpu)), thread
-// counts of cores/perInstance, and its GPUs. A step from a queue without
-// an instance type runs unlimited. Memory is not watched here: an
-// entry-script process outlives its mini-batches.
-func (a *Activities) limitEntryScripts(p plan.Parallel, perInstance int) (cpus []int, env []string, note string, release func()) {
-	t, ok := a.instanceType(p.Resources.TaskQueue)
-	if !ok {
-		return nil, nil, "", func() {}
-	}
-	l := a.limitInstances(t, 1, perInstance, p.EnvironmentVariables)
-	in := l.instances[0]
-	return in.cpus, in.env, l.notes[0], l.release
-}
-
-// limitedInstances are a step's instances on this host and what they
-// hold.
-type limitedInstances struct {
-	instances []instance
-	notes     []string
-	release   func()
-}
-
-// limitInstances gives each of n instances of a step of type t (perProcs
-// processes each) its cores and GPUs. userEnv are the step's own
-// variables, which win over porch's thread counts.
-func (a *Activities) limitInstances(t plan.InstanceType, n, perProcs int, userEnv map[string]string) limitedInstances {
-	cores, gpus := a.devices()
-	out := limitedInstances{instances: make([]instance, n)}
-	var releases []func()
-	for i := range out.instances {
-		in := &out.instances[i]
-		var cpuNote string
-		if t.Limits.MilliCPU > 0 {
-			var give func()
-			in.cpus, give = cores.take(int((t.Limits.MilliCPU + 999) / 1000))
-			releases = append(releases, give)
-			threads := strconv.Itoa(max(1, len(in.cpus)/max(perProcs, 1)))
-			for _, v := range threadVariables {
-				if _, set := userEnv[v]; !set {
-					in.env = append(in.env, v+"="+threads)
-				}
-			}
-			cpuNote = fmt.Sprintf("CPU %s on cores %s (%s threads a process)", plan.FormatCPU(t.Limits.MilliCPU), formatIDs(in.cpus), threads)
-		} else {
-			cpuNote = "no CPU limit"
-		}
-		gpuNote := ""
-		if a.GPUs > 0 {
-			var give func()
-			in.gpus, give = gpus.take(int(t.Limits.GPU))
-			releases = append(releases, give)
-			in.env = append(in.env, "CUDA_VISIBLE_DEVICES="+affinity.Format(in.gpus))
-			gpuNote = ", GPUs " + formatIDs(in.gpus)
-		}
-		memNote := "no memory limit"
-		if t.Limits.MemoryBytes > 0 {
-			in.guard = &memoryGuard{limit: t.Limits.MemoryBytes}
-			memNote = "memory " + plan.FormatMemory(t.Limits.MemoryBytes) + " (porch kills the instance above it)"
-		}
-		out.notes = append(out.notes, fmt.Sprintf("porch: instance %d runs within instance type %q's limits: %s, %s%s", i, t.Name, cpuNote, memNote, gpuNote))
-	}
-	out.release = func() {
-		for _, r := range releases {
-			r()
+	l := stepLimits{limitedInstances: d.limitInstances(t, n, most, in.Command.EnvironmentVariables)}
+	l.guards = make([]*memoryGuard, len(l.instances))
+	for i, in := range l.instances {
+		if in.memory > 0 {
+			l.guards[i] = &memoryGuard{limit: in.memory}
 		}
 	}
-	return out
+	return l
 }
 
-func formatIDs(ids []int) string {
-	if len(ids) == 0 {
-		return "none"
-	}
-	return affinity.Format(ids)
-}
-
-// guards are the instances' memory guards, nil ones left out.
-func (l limitedInstances) guards() []*memoryGuard {
+// watched are the instances' memory guards, nil ones left out.
+func (l stepLimits) watched() []*memoryGuard {
 	var out []*memoryGuard
-	for _, in := range l.instances {
-		if in.guard != nil {
-			out = append(out, in.guard)
+	for _, g := range l.guards {
+		if g != nil {
+			out = append(out, g)
 		}
 	}
 	return out
 }
 
 // apply puts each process within its instance's limits.
-func (l limitedInstances) apply(specs []procSpec, procs []process) {
+func (l stepLimits) apply(specs []procSpec, procs []process) {
 	if len(l.instances) == 0 {
 		return
 	}
 	for i := range specs {
-		in := l.instances[min(procs[i].instance, len(l.instances)-1)]
+		k := min(procs[i].instance, len(l.instances)-1)
+		in := l.instances[k]
 		specs[i].cpus = in.cpus
 		specs[i].env = slices.Concat(specs[i].env, in.env)
-		if in.guard != nil {
-			specs[i].started = in.guard.add
+		if g := l.guards[k]; g != nil {
+			specs[i].started = g.add
 		}
 	}
 }
@@ -334,9 +185,8 @@ func watchMemory(guards []*memoryGuard, interval time.Duration) (stop func()) {
 
 // memoryExceeded is the step's error when porch killed an instance above
 // its memory limit, nil otherwise.
-func (r stepRun) memoryExceeded(l limitedInstances, specs []procSpec) error {
-	for i, in := range l.instances {
-		g := in.guard
+func (r stepRun) memoryExceeded(l stepLimits, specs []procSpec) error {
+	for i, g := range l.guards {
 		if g == nil || !g.exceeded {
 			continue
 		}

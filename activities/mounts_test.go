@@ -66,9 +66,9 @@ func readStep(step, mode, then string) RunCommandInput {
 	cmd := tmpl(txt("cat "), inRef("data"), txt("/a.txt "), inRef("data"), txt("/sub/b.txt "), inRef("file"), txt(" > "), outRef("out"),
 		txt("/joined && { grep -F ' "), inRef("data"), txt(" ' /proc/self/mountinfo; grep -F \" $(dirname "), inRef("file"),
 		txt(") \" /proc/self/mountinfo; } > "), outRef("out"), txt("/mounts; "+then))
-	return RunCommandInput{RunID: "r1", StepPath: step, Command: plan.Command{Template: cmd},
+	return RunCommandInput{Step: Step{RunID: "r1", StepPath: step, Command: plan.Command{Template: cmd},
 		Inputs:  []plan.Input{data("data", "uri_folder", "in"), data("file", "uri_file", "one.csv")},
-		Outputs: []plan.Output{{Name: "out", Type: "uri_folder"}}}
+		Outputs: []plan.Output{{Name: "out", Type: "uri_folder"}}}}
 }
 
 // porchMountsUnder lists porch's mounts below dir.
@@ -178,11 +178,11 @@ func TestDownloadAndDirectInputsOnS3(t *testing.T) {
 	assert.Equal(t, "alpha\nbeta\nx,y\n", readFile(t, filepath.Join(res.Outputs[0].Path, "joined")))
 	assert.Empty(t, strings.TrimSpace(readFile(t, filepath.Join(res.Outputs[0].Path, "mounts"))), "download copies")
 
-	in := RunCommandInput{RunID: "r1", StepPath: "direct",
+	in := RunCommandInput{Step: Step{RunID: "r1", StepPath: "direct",
 		Command: plan.Command{Template: tmpl(txt("echo "), inRef("data"), txt(" > "), outRef("out"), txt("/uri"))},
 		Inputs: []plan.Input{{Name: "data", Type: "uri_folder", Mode: "direct", Value: plan.Value{Kind: plan.ValueData,
 			Data: &plan.Data{Type: "uri_folder", Path: "azureml://datastores/lake/paths/in/"}}}},
-		Outputs: []plan.Output{{Name: "out", Type: "uri_folder"}}}
+		Outputs: []plan.Output{{Name: "out", Type: "uri_folder"}}}}
 	res, err = a.RunCommand(context.Background(), in)
 	require.NoError(t, err)
 	assert.Equal(t, "s3://"+lake.Bucket+"/porch/in\n", readFile(t, filepath.Join(res.Outputs[0].Path, "uri")))

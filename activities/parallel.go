@@ -91,7 +91,7 @@ func (a *Activities) PlanMiniBatches(ctx context.Context, in PlanMiniBatchesInpu
 	for _, note := range notes {
 		_ = appendLog(filepath.Join(f.logs, "sys", "porch.txt"), "porch: "+note)
 	}
-	if err := f.share.publishLogs(ctx, a.node()); err != nil {
+	if err := f.share.publishLogs(ctx, a.NodeName()); err != nil {
 		return p, fmt.Errorf("step %q: publish logs: %w", in.StepPath, err)
 	}
 	return p, nil
@@ -163,7 +163,7 @@ func (a *Activities) resetParallel(ctx context.Context, f parallelFolders, in Pl
 	for _, out := range in.Outputs {
 		uri := out.Path
 		if uri == "" {
-			uri = plan.DefaultOutputURI(datastoreOf(RunCommandInput{DefaultDatastore: in.DefaultDatastore}), in.RunID, in.StepPath, out.Name)
+			uri = plan.DefaultOutputURI(datastoreOf(Step{DefaultDatastore: in.DefaultDatastore}), in.RunID, in.StepPath, out.Name)
 		}
 		d, rest, ok := a.s3Location(uri)
 		if !ok || out.Name == plan.ArtifactsOutput {
@@ -228,7 +228,7 @@ func (a *Activities) RunMiniBatch(ctx context.Context, in MiniBatchInput) (MiniB
 	started := time.Now()
 	res, runErr := rt.pool.Run(ctx, req)
 	stop()
-	out := MiniBatchResult{Index: in.Index, Items: res.Items, Returned: res.Returned, Node: a.node(), Process: res.Process, Attempt: attempt, Format: res.Format}
+	out := MiniBatchResult{Index: in.Index, Items: res.Items, Returned: res.Returned, Node: a.NodeName(), Process: res.Process, Attempt: attempt, Format: res.Format}
 	if runErr != nil {
 		return out, rt.failed(ctx, b, attempt, started, runErr)
 	}

@@ -76,7 +76,7 @@ func (a *Activities) HoldInstance(ctx context.Context, in HoldInstanceInput) err
 	if err != nil {
 		return err
 	}
-	ready := InstanceReady{Slot: in.Slot, Try: in.Try, Node: a.node(), Attempt: info.Attempt, Address: a.address(), Port: ports[0]}
+	ready := InstanceReady{Slot: in.Slot, Try: in.Try, Node: a.NodeName(), Attempt: info.Attempt, Address: a.address(), Port: ports[0]}
 	wf := info.WorkflowExecution
 	if err := a.Signal(ctx, wf.ID, wf.RunID, InstanceReadySignal, ready); err != nil {
 		return fmt.Errorf("tell parallel step %q that instance %d is held on node %q: %w", wf.ID, in.Slot, ready.Node, err)
@@ -93,4 +93,23 @@ func (a *Activities) HoldInstance(ctx context.Context, in HoldInstanceInput) err
 		case <-tick.C:
 		}
 	}
+}
+
+// freePorts finds n distinct free loopback ports. All listeners stay open
+// until every port is found, so the ports differ.
+func freePorts(n int) ([]int, error) {
+	ports := make([]int, 0, n)
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("find a free port for the distribution: %w", err)
+		}
+		defer l.Close()
+		addr, ok := l.Addr().(*net.TCPAddr)
+		if !ok {
+			return nil, fmt.Errorf("find a free port for the distribution: unexpected address %v", l.Addr())
+		}
+		ports = append(ports, addr.Port)
+	}
+	return ports, nil
 }

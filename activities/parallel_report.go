@@ -75,20 +75,6 @@ func appendBytes(path string, data []byte) error {
 	return f.Close()
 }
 
-func firstLine(s string) string {
-	line, _, _ := strings.Cut(s, "\n")
-	return line
-}
-
-// lastLines is the last n lines of s.
-func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
-}
-
 // writeReadme explains the step's log folder, and starts the per-attempt
 // report with its header.
 func writeReadme(f parallelFolders, p ParallelPlan) error {
@@ -167,7 +153,7 @@ func (a *Activities) FinishParallel(ctx context.Context, in FinishParallelInput)
 		return FinishParallelResult{}, err
 	}
 	res := FinishParallelResult{LogDir: f.logs}
-	cmd := RunCommandInput{RunID: ref.RunID, StepPath: ref.StepPath, DefaultDatastore: ref.Datastore, Outputs: spec.Input.Outputs}
+	cmd := Step{RunID: ref.RunID, StepPath: ref.StepPath, DefaultDatastore: ref.Datastore, Outputs: spec.Input.Outputs}
 	b, err := a.bind(ctx, cmd, stepFolders{artifactsURI: f.artifactsURI, artifacts: f.artifacts})
 	if err != nil {
 		return res, err
@@ -181,13 +167,13 @@ func (a *Activities) FinishParallel(ctx context.Context, in FinishParallelInput)
 	if err := writeProgress(ctx, f, in.Progress); err != nil {
 		return res, fmt.Errorf("step %q: write progress: %w", ref.StepPath, err)
 	}
-	if err := f.share.publishLogs(ctx, a.node()); err != nil {
+	if err := f.share.publishLogs(ctx, a.NodeName()); err != nil {
 		return res, fmt.Errorf("step %q: publish logs: %w", ref.StepPath, err)
 	}
 	if err := writeResult(ctx, f, in); err != nil {
 		return res, fmt.Errorf("step %q: write job_result.txt: %w", ref.StepPath, err)
 	}
-	if err := f.share.publishLogs(ctx, a.node()); err != nil {
+	if err := f.share.publishLogs(ctx, a.NodeName()); err != nil {
 		return res, fmt.Errorf("step %q: publish logs: %w", ref.StepPath, err)
 	}
 	if in.Succeeded {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"sync"
 	"time"
 
@@ -257,9 +256,9 @@ func (a *Activities) newRuntime(ctx context.Context, ref ParallelStepRef) (*para
 		return nil, fmt.Errorf("step %q: start processed_mini-batches.csv: %w", ref.StepPath, err)
 	}
 	rt := &parallelRuntime{
-		a: a, ref: ref, folders: f, spec: spec, manifest: m, node: a.node(), lastUsed: time.Now(),
+		a: a, ref: ref, folders: f, spec: spec, manifest: m, node: a.NodeName(), lastUsed: time.Now(),
 		appendTo: spec.Input.Parallel.Task.AppendRowTo != "",
-		work:     filepath.Join(a.Home, "work", spec.Input.RunID, filepath.FromSlash(spec.Input.StepPath), a.node()),
+		work:     filepath.Join(a.Home, "work", spec.Input.RunID, filepath.FromSlash(spec.Input.StepPath), a.NodeName()),
 	}
 	opts, err := a.entryScriptOptions(ctx, rt)
 	if err != nil {
@@ -316,7 +315,7 @@ func (a *Activities) entryScriptOptions(ctx context.Context, rt *parallelRuntime
 	if err := a.copyCode(ctx, in.StepPath, p.Task.Code, sf); err != nil {
 		return entryscript.Options{}, err
 	}
-	cmd := RunCommandInput{
+	cmd := Step{
 		RunID: in.RunID, StepPath: in.StepPath, DefaultDatastore: in.DefaultDatastore,
 		Command: plan.Command{Template: p.Task.ProgramArguments, Code: p.Task.Code, EnvironmentVariables: p.EnvironmentVariables,
 			Identity: p.Identity},
@@ -341,18 +340,18 @@ func (a *Activities) entryScriptOptions(ctx context.Context, rt *parallelRuntime
 		return entryscript.Options{}, invalidStep("step %q: %v", in.StepPath, err)
 	}
 	env, idNote := b.env(cmd)
-	env = append(env, "AZUREML_PARALLEL_NODE="+a.node())
+	env = append(env, "AZUREML_PARALLEL_NODE="+a.NodeName())
 	if idNote != "" {
 		rt.log(idNote)
 	}
-	cpus, limitEnv, note, release := a.limitEntryScripts(p, spec.Plan.PerInstance)
+	cpus, limitEnv, note, release := a.devices().limitEntryScripts(p, spec.Plan.PerInstance)
 	rt.releaseDevices = release
 	if note != "" {
-		rt.log(note + " on node " + a.node())
+		rt.log(note + " on node " + a.NodeName())
 	}
 	return entryscript.Options{
 		Python: a.Python, Dir: work, Script: p.Task.EntryScript, Args: args, Env: append(env, limitEnv...), CPUs: cpus,
-		LogDir: f.logs, Node: a.node(), LoggingLevel: p.LoggingLevel, KillGrace: a.killGrace(),
+		LogDir: f.logs, Node: a.NodeName(), LoggingLevel: p.LoggingLevel, KillGrace: a.killGrace(),
 		Tabular: spec.Plan.Tabular, OutputDir: filepath.Join(f.artifacts, "outputs"),
 	}, nil
 }
@@ -409,20 +408,4 @@ func (rt *parallelRuntime) entryScriptLog(process string) string {
 // log adds a line to the step's porch log.
 func (rt *parallelRuntime) log(line string) {
 	_ = appendLog(filepath.Join(rt.folders.logs, "sys", "porch.txt"), time.Now().UTC().Format(time.RFC3339)+" "+line)
-}
-
-// NodeName names this worker in parallel steps' logs and in its own task
-// queue: the host name and the process id, unless Activities.Node says
-// otherwise.
-func (a *Activities) NodeName() string { return a.node() }
-
-func (a *Activities) node() string {
-	if a.Node != "" {
-		return a.Node
-	}
-	host, err := os.Hostname()
-	if err != nil || host == "" {
-		host = "node"
-	}
-	return host + "-" + strconv.Itoa(os.Getpid())
 }

@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -153,14 +152,6 @@ func runProcess(ctx context.Context, spec procSpec, grace time.Duration) (procRe
 		return res, errors.New("wait for /bin/sh: no exit status")
 	}
 	return res, nil
-}
-
-func writeLines(w io.Writer, lines []string) error {
-	if len(lines) == 0 {
-		return nil
-	}
-	_, err := io.WriteString(w, strings.Join(lines, "\n")+"\n")
-	return err
 }
 
 // pump copies a process's output to the log as it comes and, for stderr,

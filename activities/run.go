@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/porch-pipelines/porch/activities/metrics"
 	"go.temporal.io/sdk/temporal"
 )
 
@@ -74,19 +75,6 @@ func (r stepRun) specs(line string, env []string, procs []process, notes []strin
 		}
 	}
 	return specs, nil
-}
-
-// appendLog adds lines to a log file.
-func appendLog(path string, lines ...string) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
-	if err != nil {
-		return err
-	}
-	if err := writeLines(f, lines); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
 }
 
 // runOutcome is how a step's processes ended.
@@ -170,4 +158,28 @@ func describe(procs []process, i int) string {
 		return "command"
 	}
 	return fmt.Sprintf("process %d (%s)", i, procs[i].label)
+}
+
+// withMetrics adds the variables of trial metrics to a step's environment:
+// PORCH_METRICS_FILE, metrics.jsonl in the artifacts folder, and porch's
+// mlflow module on PYTHONPATH when the step's Python ($PORCH_PYTHON, else
+// python3 on PATH) has no mlflow of its own. Only Python scripts that import
+// mlflow need the module, so failing to provide it is a note in the step's
+// log, not a failed step.
+func (r stepRun) withMetrics(env, notes []string) ([]string, []string) {
+	python := "python3"
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PORCH_PYTHON="); ok && v != "" {
+			python = v
+		}
+	}
+	file := filepath.Join(r.folders.artifacts, metrics.FileName)
+	out, err := metrics.Extend(env, python, file, "")
+	switch {
+	case err != nil:
+		notes = append(notes, fmt.Sprintf("porch: porch's mlflow module is not available to the step (%v): scripts that import mlflow fail unless %s has mlflow", err, python))
+	case len(out) > len(env)+1:
+		notes = append(notes, fmt.Sprintf("porch: %s has no mlflow: porch's mlflow module is on PYTHONPATH and records what the script logs in %s", python, file))
+	}
+	return out, notes
 }

@@ -1,7 +1,5 @@
 package activities
 
-import "github.com/porch-pipelines/porch/compiler/plan"
-
 // Activity type names, registered explicitly so renaming a Go method never
 // breaks a running history.
 const (
@@ -11,20 +9,9 @@ const (
 // RunCommandInput is everything a worker needs to run one command step. It
 // carries references (URIs, paths), never data.
 type RunCommandInput struct {
-	// RunID is the root run's id; StepPath the step's path ("train",
-	// "sub/train"). Together they name the step's folders.
-	RunID    string `json:"run_id"`
-	StepPath string `json:"step_path"`
-	// DefaultDatastore is the pipeline's default datastore name.
-	DefaultDatastore string       `json:"default_datastore"`
-	Command          plan.Command `json:"command"`
-	// Inputs are the step's inputs with values resolved by the workflow:
-	// ValueLiteral, ValueData (a URI or absolute path) or ValueNone.
-	Inputs []plan.Input `json:"inputs,omitempty"`
-	// Outputs are the step's outputs; Path is a resolved URI (no ${{...}}).
-	Outputs []plan.Output `json:"outputs,omitempty"`
-	// SubmittedBy is the user who submitted the run (user@host).
-	SubmittedBy string `json:"submitted_by,omitempty"`
+	// Step is the step as the workflow resolved it; its fields are
+	// RunCommandInput's own in JSON.
+	Step
 	// PriorAttempts are attempts the workflow made before this activity
 	// (a spot step's preempted runs), counted in the step's attempt number.
 	PriorAttempts int32 `json:"prior_attempts,omitempty"`
@@ -61,13 +48,6 @@ type RunCommandResult struct {
 	Attempt int32 `json:"attempt"`
 }
 
-// OutputLocation says where an output landed.
-type OutputLocation struct {
-	Name string `json:"name"`
-	URI  string `json:"uri"`
-	Path string `json:"path"`
-}
-
 // CommandFailedType is the application error type of a command that exited
 // non-zero. Its details are one CommandFailure.
 const CommandFailedType = "CommandFailed"
@@ -76,11 +56,6 @@ const CommandFailedType = "CommandFailed"
 // because it ran longer than its limits.timeout. Its details are one
 // CommandFailure.
 const CommandTimedOutType = "CommandTimedOut"
-
-// InvalidStepType is the application error type of a step that cannot run as
-// written (a missing input, a bad path, an unknown distribution): a user's
-// mistake, never retried. The message says what to fix.
-const InvalidStepType = "InvalidStep"
 
 // CommandFailure details a failed command.
 type CommandFailure struct {

@@ -22,10 +22,10 @@ import (
 // spreadInput is a pytorch step of two instances on an instance type's
 // queue.
 func spreadInput() CommandStepInput {
-	return CommandStepInput{Compute: "k", Run: activities.RunCommandInput{RunID: "r", StepPath: "train", Command: plan.Command{
+	return CommandStepInput{Compute: "k", Run: activities.RunCommandInput{Step: activities.Step{RunID: "r", StepPath: "train", Command: plan.Command{
 		Resources:    plan.Resources{InstanceCount: 2, TaskQueue: plan.InstanceTaskQueue("k", "t")},
 		Distribution: &plan.Distribution{Type: "pytorch", ProcessCountPerInstance: 1},
-	}}}
+	}}}}
 }
 
 // TestASpreadStepThatCannotHoldEveryInstanceLetsGoAndTriesAgain holds one

@@ -242,7 +242,7 @@ func (d *dag) commandInput(n *node) CommandStepInput {
 	return CommandStepInput{
 		Compute: n.step.Compute,
 		Quota:   quotaRequest(n.step.Compute, n.step.Command.Resources),
-		Run: activities.RunCommandInput{
+		Run: activities.RunCommandInput{Step: activities.Step{
 			RunID:            d.in.RunID,
 			StepPath:         n.step.Path,
 			DefaultDatastore: d.in.Settings.DefaultDatastore,
@@ -250,7 +250,7 @@ func (d *dag) commandInput(n *node) CommandStepInput {
 			Inputs:           d.resolveInputs(n.step.Inputs),
 			Outputs:          n.outputs,
 			SubmittedBy:      d.in.Settings.SubmittedBy,
-		},
+		}},
 	}
 }
 

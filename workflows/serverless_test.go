@@ -43,9 +43,9 @@ func serverlessEnv(t *testing.T, after time.Duration) (*testsuite.TestWorkflowEn
 }
 
 func serverlessInput() CommandStepInput {
-	return CommandStepInput{Run: activities.RunCommandInput{RunID: "r", StepPath: "train", Command: plan.Command{
+	return CommandStepInput{Run: activities.RunCommandInput{Step: activities.Step{RunID: "r", StepPath: "train", Command: plan.Command{
 		Resources: plan.Resources{Serverless: &plan.Serverless{
-			Requests: plan.ResourceList{MilliCPU: 2000, MemoryBytes: 4 << 30}, From: "Standard_F2s_v2"}}}}}
+			Requests: plan.ResourceList{MilliCPU: 2000, MemoryBytes: 4 << 30}, From: "Standard_F2s_v2"}}}}}}
 }
 
 // TestServerlessStepWaitsForAFittingInstanceType: a step that no live

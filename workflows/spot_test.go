@@ -42,8 +42,8 @@ func runSpotStep(t *testing.T, outcome func(n int) error) ([]spotCall, activitie
 			}
 			return activities.RunCommandResult{Attempt: in.PriorAttempts + activity.GetInfo(ctx).Attempt}, nil
 		})
-	in := CommandStepInput{Compute: "gpu", Run: activities.RunCommandInput{RunID: "r", StepPath: "train",
-		Command: plan.Command{Resources: plan.Resources{JobTier: plan.TierSpot}}}}
+	in := CommandStepInput{Compute: "gpu", Run: activities.RunCommandInput{Step: activities.Step{RunID: "r", StepPath: "train",
+		Command: plan.Command{Resources: plan.Resources{JobTier: plan.TierSpot}}}}}
 	env.ExecuteWorkflow(CommandStep, in)
 	require.True(t, env.IsWorkflowCompleted())
 	var r activities.RunCommandResult

@@ -73,10 +73,10 @@ func (s *sweepRun) trialInput(path string, a sweep.Assignment) (string, any) {
 	return CommandStepName, CommandStepInput{
 		Compute: step.Compute,
 		Quota:   quotaRequest(step.Compute, cmd.Resources),
-		Run: activities.RunCommandInput{
+		Run: activities.RunCommandInput{Step: activities.Step{
 			RunID: s.in.RunID, StepPath: path, DefaultDatastore: ds,
 			Command: cmd, Inputs: inputs, Outputs: outputs, SubmittedBy: s.in.Settings.SubmittedBy,
-		},
+		}},
 	}
 }
 
