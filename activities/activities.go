@@ -1,5 +1,6 @@
-// Package activities does a porch worker's I/O: it runs command steps as
-// real processes on the worker's host, in real folders.
+// Package activities registers a porch worker's activities: one package
+// per step kind (command, parallel, sweep, and spread for the instances of
+// steps spread over workers), all over the shared step I/O of stepio.
 //
 // A step's files follow Azure ML's layout, under the porch home:
 //
@@ -14,14 +15,17 @@ package activities
 
 import (
 	"context"
-	"net/http"
 	"sync"
 	"time"
 
-	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/worker"
 
-	"github.com/porch-pipelines/porch/activities/codesnapshot"
+	"github.com/porch-pipelines/porch/activities/command"
+	"github.com/porch-pipelines/porch/activities/limits"
+	"github.com/porch-pipelines/porch/activities/parallel"
+	"github.com/porch-pipelines/porch/activities/spread"
+	"github.com/porch-pipelines/porch/activities/stepio"
+	"github.com/porch-pipelines/porch/activities/sweep"
 	"github.com/porch-pipelines/porch/compiler/plan"
 )
 
@@ -66,47 +70,50 @@ type Activities struct {
 
 	// InstanceTypes are the instance types of the task queues this
 	// worker serves, by queue (plan.InstanceTaskQueue): a step from one
-	// runs each instance within its type's limits (see limits.go).
+	// runs each instance within its type's limits (see package limits).
 	InstanceTypes map[string]plan.InstanceType
 	// GPUs is how many GPUs the worker offers, numbered from 0 as
 	// CUDA_VISIBLE_DEVICES counts them.
 	GPUs int64
 
-	// transport carries this worker's requests to object stores; nil is
-	// the default. Tests count requests with it.
-	transport http.RoundTripper
+	once     sync.Once
+	command  *command.Activities
+	parallel *parallel.Activities
+	spread   *spread.Activities
+	sweep    *sweep.Activities
+}
 
-	parallelOnce sync.Once
-	deadMounts   sync.Once
-	runtimes     *runtimes
-	stores       datastores
-	objects      objectStores
-	// snapshots are the code snapshots fetched from object storage, under
-	// Home/cache/code.
-	snapshots     codesnapshot.Cache
-	snapshotsOnce sync.Once
-	// hostDevices are handed out to running instances.
-	devicesOnce sync.Once
-	hostDevices *devices
+// init builds each step kind's activities over one step I/O and one set
+// of devices, from the fields as they are at the first registration.
+func (a *Activities) init() {
+	a.once.Do(func() {
+		h := &stepio.Host{Home: a.Home, HeartbeatInterval: a.HeartbeatInterval, KillGrace: a.KillGrace, Node: a.Node,
+			DisableMounts: a.DisableMounts, Datastores: a.Datastores}
+		d := limits.NewDevices(a.InstanceTypes, a.GPUs)
+		a.command = &command.Activities{Host: h, Devices: d}
+		a.parallel = &parallel.Activities{Host: h, Devices: d, Python: a.Python, IdleShutdown: a.IdleShutdown}
+		a.spread = &spread.Activities{Host: h, Address: a.Address, Signal: a.Signal}
+		a.sweep = &sweep.Activities{Host: h}
+	})
 }
 
 // Register registers the activities under their explicit names.
 func (a *Activities) Register(r worker.ActivityRegistry) {
-	r.RegisterActivityWithOptions(a.RunCommand, activity.RegisterOptions{Name: RunCommandName})
-	r.RegisterActivityWithOptions(a.PlanMiniBatches, activity.RegisterOptions{Name: PlanMiniBatchesName})
-	r.RegisterActivityWithOptions(a.RunMiniBatch, activity.RegisterOptions{Name: RunMiniBatchName})
-	r.RegisterActivityWithOptions(a.ListPendingMiniBatches, activity.RegisterOptions{Name: ListPendingMiniBatchesName})
-	r.RegisterActivityWithOptions(a.ReportParallelProgress, activity.RegisterOptions{Name: ReportParallelProgressName})
-	r.RegisterActivityWithOptions(a.FinishParallel, activity.RegisterOptions{Name: FinishParallelName})
-	r.RegisterActivityWithOptions(a.MonitorResources, activity.RegisterOptions{Name: MonitorResourcesName})
-	r.RegisterActivityWithOptions(a.HoldInstance, activity.RegisterOptions{Name: HoldInstanceName})
-	r.RegisterActivityWithOptions(a.SampleTrials, activity.RegisterOptions{Name: SampleTrialsName})
-	r.RegisterActivityWithOptions(a.ReadTrialMetrics, activity.RegisterOptions{Name: ReadTrialMetricsName})
-	r.RegisterActivityWithOptions(a.FinishSweep, activity.RegisterOptions{Name: FinishSweepName})
+	a.init()
+	a.command.Register(r)
+	a.parallel.Register(r)
+	a.spread.Register(r)
+	a.sweep.Register(r)
 }
 
-// devices are the worker's cores and GPUs.
-func (a *Activities) devices() *devices {
-	a.devicesOnce.Do(func() { a.hostDevices = newDevices(a.InstanceTypes, a.GPUs) })
-	return a.hostDevices
+// NodeName names this worker in parallel steps' logs and in its own task
+// queue (parallel.NodeTaskQueue): Node, else the host name and the
+// process id.
+func (a *Activities) NodeName() string { return (&stepio.Host{Node: a.Node}).NodeName() }
+
+// Close stops every entry-script process this worker started.
+func (a *Activities) Close(ctx context.Context) {
+	if a.parallel != nil {
+		a.parallel.Close(ctx)
+	}
 }

@@ -16,8 +16,9 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/porch-pipelines/porch/activities"
+	"github.com/porch-pipelines/porch/activities/command"
 	"github.com/porch-pipelines/porch/activities/objectstore/s3test"
+	"github.com/porch-pipelines/porch/activities/stepio"
 	"github.com/porch-pipelines/porch/compiler"
 	"github.com/porch-pipelines/porch/compiler/plan"
 	"github.com/porch-pipelines/porch/internal/devserver"
@@ -126,7 +127,7 @@ func steps(t *testing.T, workflowID string) map[string]workflows.StepState {
 }
 
 func (h *harness) localPath(uri string) string {
-	p, err := activities.LocalPath(h.home, uri)
+	p, err := stepio.LocalPath(h.home, uri)
 	require.NoError(h.t, err)
 	return p
 }
@@ -204,10 +205,10 @@ jobs:
 	var app *temporal.ApplicationError
 	require.True(t, errors.As(err, &app))
 	require.Equal(t, workflows.StepFailedType, app.Type())
-	var cf activities.CommandFailure
+	var cf command.CommandFailure
 	for e := error(app); e != nil; e = errors.Unwrap(e) {
 		var inner *temporal.ApplicationError
-		if errors.As(e, &inner) && inner.Type() == activities.CommandFailedType {
+		if errors.As(e, &inner) && inner.Type() == command.CommandFailedType {
 			require.NoError(t, inner.Details(&cf))
 			break
 		}

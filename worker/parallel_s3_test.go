@@ -14,9 +14,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/porch-pipelines/porch/activities"
 	"github.com/porch-pipelines/porch/activities/objectstore"
 	"github.com/porch-pipelines/porch/activities/objectstore/s3test"
+	"github.com/porch-pipelines/porch/activities/parallel"
 	"github.com/porch-pipelines/porch/compiler/plan"
 )
 
@@ -183,7 +183,7 @@ func TestParallelStepOnObjectStorageMatchesALocalRun(t *testing.T) {
 	require.Len(t, done, len(wantExtra), "one done record per mini-batch")
 	nodes := map[string]int{}
 	for _, o := range done {
-		var r activities.MiniBatchResult
+		var r parallel.MiniBatchResult
 		local := filepath.Join(t.TempDir(), "done.json")
 		require.NoError(t, s.GetFile(ctx, step+"artifacts/porch/done/"+o.Path, local))
 		data, err := os.ReadFile(local)

@@ -18,7 +18,7 @@ import (
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/converter"
 
-	"github.com/porch-pipelines/porch/activities"
+	"github.com/porch-pipelines/porch/activities/parallel"
 	"github.com/porch-pipelines/porch/workflows"
 )
 
@@ -413,17 +413,17 @@ func TestParallelResourceMonitorSamplesTheNodeAndTheEntryScripts(t *testing.T) {
 
 	// Waits for the monitor's first heartbeat with the entry-script
 	// processes in it, read the way porch job show reads it.
-	var usage activities.NodeUsage
+	var usage parallel.NodeUsage
 	require.Eventually(t, func() bool {
 		desc, err := temporalClient.DescribeWorkflowExecution(context.Background(), stepID, "")
 		if err != nil {
 			return false
 		}
 		for _, pa := range desc.GetPendingActivities() {
-			if pa.GetActivityType().GetName() != activities.MonitorResourcesName || pa.GetHeartbeatDetails() == nil {
+			if pa.GetActivityType().GetName() != parallel.MonitorResourcesName || pa.GetHeartbeatDetails() == nil {
 				continue
 			}
-			var u activities.NodeUsage
+			var u parallel.NodeUsage
 			if converter.GetDefaultDataConverter().FromPayload(pa.GetHeartbeatDetails().GetPayloads()[0], &u) == nil && u.Sample.Processes > 0 {
 				usage = u
 				return true

@@ -1,7 +1,7 @@
 package worker
 
 import (
-	"github.com/porch-pipelines/porch/activities"
+	"github.com/porch-pipelines/porch/activities/command"
 	"github.com/porch-pipelines/porch/compiler/plan"
 )
 
@@ -49,5 +49,5 @@ func (w *Worker) Preemptible() bool { return w.preemptible }
 // step's workflow counts that as a preemption. The caller exits next.
 func (w *Worker) Preempt() {
 	w.client.Close()
-	activities.KillChildren()
+	command.KillChildren()
 }

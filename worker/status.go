@@ -10,7 +10,7 @@ import (
 
 	"go.temporal.io/sdk/interceptor"
 
-	"github.com/porch-pipelines/porch/internal/atomicfile"
+	"github.com/porch-pipelines/porch/activities/atomicfile"
 )
 
 // NodeStatus is what a worker started with Options.StatusFile says about

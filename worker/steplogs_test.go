@@ -12,23 +12,23 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/porch-pipelines/porch/activities"
+	"github.com/porch-pipelines/porch/activities/command"
 	"github.com/porch-pipelines/porch/activities/objectstore"
 	"github.com/porch-pipelines/porch/activities/objectstore/s3test"
 )
 
 // commandFailure finds the CommandFailed error in a run's error chain.
-func commandFailure(t *testing.T, err error) (*temporal.ApplicationError, activities.CommandFailure) {
+func commandFailure(t *testing.T, err error) (*temporal.ApplicationError, command.CommandFailure) {
 	t.Helper()
-	var cf activities.CommandFailure
+	var cf command.CommandFailure
 	for e := err; e != nil; e = errors.Unwrap(e) {
 		var app *temporal.ApplicationError
-		if errors.As(e, &app) && app.Type() == activities.CommandFailedType {
+		if errors.As(e, &app) && app.Type() == command.CommandFailedType {
 			require.NoError(t, app.Details(&cf))
 			return app, cf
 		}
 	}
-	t.Fatalf("no %s error in %v", activities.CommandFailedType, err)
+	t.Fatalf("no %s error in %v", command.CommandFailedType, err)
 	return nil, cf
 }
 

@@ -16,6 +16,7 @@ import (
 	sdkworker "go.temporal.io/sdk/worker"
 
 	"github.com/porch-pipelines/porch/activities"
+	"github.com/porch-pipelines/porch/activities/parallel"
 	"github.com/porch-pipelines/porch/compiler/plan"
 	"github.com/porch-pipelines/porch/workflows"
 )
@@ -239,7 +240,7 @@ func serveQueues(c client.Client, opts Options, node string) ([]queue, error) {
 	for i := range out {
 		out[i].pool = pool
 	}
-	return append(out, queue{name: activities.NodeTaskQueue(node)}), nil
+	return append(out, queue{name: parallel.NodeTaskQueue(node)}), nil
 }
 
 // resolveCapacity fills what the options leave zero with what this
@@ -286,7 +287,7 @@ func (w *Worker) start(c client.Client, opts Options, q queue, acts, wfs bool) e
 		// Each poller holds a step's requests while it waits for a task:
 		// one per queue keeps that to one step per instance type.
 		wo.MaxConcurrentActivityTaskPollers = 1
-	} else if opts.Slots > 0 && q.name != plan.DefaultTaskQueue && q.name != activities.NodeTaskQueue(w.acts.NodeName()) {
+	} else if opts.Slots > 0 && q.name != plan.DefaultTaskQueue && q.name != parallel.NodeTaskQueue(w.acts.NodeName()) {
 		// Not the node's own queue: a parallel step's resource monitor
 		// there runs beside the step's mini-batches.
 		wo.MaxConcurrentActivityExecutionSize = opts.Slots
@@ -315,7 +316,7 @@ func (w *Worker) start(c client.Client, opts Options, q queue, acts, wfs bool) e
 		return fmt.Errorf("start worker on task queue %q: %w", q.name, err)
 	}
 	w.workers = append(w.workers, sw)
-	if acts && q.name != activities.NodeTaskQueue(w.acts.NodeName()) {
+	if acts && q.name != parallel.NodeTaskQueue(w.acts.NodeName()) {
 		w.queues = append(w.queues, q.name)
 		w.preemptible = w.preemptible || (plan.IsSpotTaskQueue(q.name) && !opts.AnyNode)
 	}

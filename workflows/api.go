@@ -5,7 +5,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/porch-pipelines/porch/activities"
+	"github.com/porch-pipelines/porch/activities/command"
+	"github.com/porch-pipelines/porch/activities/parallel"
+	"github.com/porch-pipelines/porch/activities/stepio"
 	"github.com/porch-pipelines/porch/compiler/plan"
 	"github.com/porch-pipelines/porch/sweep"
 )
@@ -69,8 +71,8 @@ type CommandStepInput struct {
 	// Compute selects the task queue the command runs on.
 	Compute string `json:"compute,omitempty"`
 	// Quota is the cores the step claims before it runs; nil claims none.
-	Quota *QuotaRequest              `json:"quota,omitempty"`
-	Run   activities.RunCommandInput `json:"run"`
+	Quota *QuotaRequest           `json:"quota,omitempty"`
+	Run   command.RunCommandInput `json:"run"`
 }
 
 // PipelineResult is a finished DAG's outputs.
@@ -129,8 +131,8 @@ const ProgressQuery = "progress"
 // ParallelStepInput starts a parallel step workflow.
 type ParallelStepInput struct {
 	// Compute selects the task queue the mini-batches run on.
-	Compute string                          `json:"compute,omitempty"`
-	Plan    activities.PlanMiniBatchesInput `json:"plan"`
+	Compute string                        `json:"compute,omitempty"`
+	Plan    parallel.PlanMiniBatchesInput `json:"plan"`
 	// ParentPath is the enclosing pipeline step's path ("" for the root).
 	ParentPath string `json:"parent_path,omitempty"`
 	// State is a continued step's progress; nil when the step starts.
@@ -143,8 +145,8 @@ type ParallelStepInput struct {
 // ParallelState is what a parallel step carries across continue-as-new:
 // counters and a cursor, never per-mini-batch data beyond one page.
 type ParallelState struct {
-	Plan    activities.ParallelPlan `json:"plan"`
-	Started time.Time               `json:"started"`
+	Plan    parallel.ParallelPlan `json:"plan"`
+	Started time.Time             `json:"started"`
 	// Next is the next mini-batch to start, or for a resumed step the
 	// next one to list.
 	Next int `json:"next"`
@@ -154,10 +156,10 @@ type ParallelState struct {
 	Pending  []int `json:"pending,omitempty"`
 	// Requeued are mini-batches whose node was lost before they started,
 	// to start again first (steps running as instances only).
-	Requeued   []int                       `json:"requeued,omitempty"`
-	Counters   activities.ParallelCounters `json:"counters"`
-	Nodes      []string                    `json:"nodes,omitempty"`
-	LastReport time.Time                   `json:"last_report"`
+	Requeued   []int                     `json:"requeued,omitempty"`
+	Counters   parallel.ParallelCounters `json:"counters"`
+	Nodes      []string                  `json:"nodes,omitempty"`
+	LastReport time.Time                 `json:"last_report"`
 	// Spot counts a spot step's preemptions; Preempted are mini-batches
 	// to run again because their worker was lost.
 	Spot      ParallelSpot `json:"spot,omitzero"`
@@ -166,9 +168,9 @@ type ParallelState struct {
 
 // ParallelStepResult is a finished parallel step.
 type ParallelStepResult struct {
-	LogDir   string                      `json:"log_dir"`
-	Outputs  []activities.OutputLocation `json:"outputs,omitempty"`
-	Counters activities.ParallelCounters `json:"counters"`
+	LogDir   string                    `json:"log_dir"`
+	Outputs  []stepio.OutputLocation   `json:"outputs,omitempty"`
+	Counters parallel.ParallelCounters `json:"counters"`
 }
 
 // ParallelPhase is where a parallel step is.
@@ -208,12 +210,12 @@ func (p ParallelProgress) Summary() string {
 
 // ParallelProgress is a parallel step as the progress query reports it.
 type ParallelProgress struct {
-	Phase    ParallelPhase               `json:"phase"`
-	Plan     activities.ParallelPlan     `json:"plan"`
-	Counters activities.ParallelCounters `json:"counters"`
-	Started  time.Time                   `json:"started"`
-	Nodes    []string                    `json:"nodes,omitempty"`
-	Reason   string                      `json:"reason,omitempty"`
+	Phase    ParallelPhase             `json:"phase"`
+	Plan     parallel.ParallelPlan     `json:"plan"`
+	Counters parallel.ParallelCounters `json:"counters"`
+	Started  time.Time                 `json:"started"`
+	Nodes    []string                  `json:"nodes,omitempty"`
+	Reason   string                    `json:"reason,omitempty"`
 }
 
 // SweepStepName is the workflow type of a sweep step.

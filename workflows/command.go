@@ -6,7 +6,8 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/porch-pipelines/porch/activities"
+	"github.com/porch-pipelines/porch/activities/command"
+	"github.com/porch-pipelines/porch/activities/stepio"
 )
 
 // Command step activity settings.
@@ -27,10 +28,10 @@ const (
 
 // CommandStep is the workflow of one command step: it runs the command on
 // the step's compute and returns where its outputs landed.
-func CommandStep(ctx workflow.Context, in CommandStepInput) (activities.RunCommandResult, error) {
+func CommandStep(ctx workflow.Context, in CommandStepInput) (command.RunCommandResult, error) {
 	placed, err := placeServerless(ctx, &in.Run.Command.Resources)
 	if err != nil {
-		return activities.RunCommandResult{}, err
+		return command.RunCommandResult{}, err
 	}
 	if placed != "" {
 		in.Run.Notes = append(in.Run.Notes, placed)
@@ -43,14 +44,14 @@ func CommandStep(ctx workflow.Context, in CommandStepInput) (activities.RunComma
 		WaitForCancellation: true,
 		RetryPolicy: &temporal.RetryPolicy{
 			MaximumAttempts:        infraAttempts,
-			NonRetryableErrorTypes: []string{activities.CommandFailedType, activities.CommandTimedOutType, activities.InvalidStepType},
+			NonRetryableErrorTypes: []string{command.CommandFailedType, command.CommandTimedOutType, stepio.InvalidStepType},
 		},
 	}
 	if limit > 0 {
 		opts.StartToCloseTimeout = limit + timeoutSlack
 	}
 	ctx = workflow.WithActivityOptions(ctx, opts)
-	var r activities.RunCommandResult
+	var r command.RunCommandResult
 	if in.Quota != nil {
 		// Only a step that claims cores answers the quota query, so the
 		// history of a step without a quota is unchanged.
@@ -71,6 +72,6 @@ func CommandStep(ctx workflow.Context, in CommandStepInput) (activities.RunComma
 	if spreads(ctx, in) {
 		return runSpread(ctx, in, opts)
 	}
-	err = workflow.ExecuteActivity(ctx, activities.RunCommandName, in.Run).Get(ctx, &r)
+	err = workflow.ExecuteActivity(ctx, command.RunCommandName, in.Run).Get(ctx, &r)
 	return r, err
 }

@@ -11,7 +11,10 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/porch-pipelines/porch/activities"
+	"github.com/porch-pipelines/porch/activities/command"
+	"github.com/porch-pipelines/porch/activities/parallel"
+	"github.com/porch-pipelines/porch/activities/spread"
+	"github.com/porch-pipelines/porch/activities/stepio"
 )
 
 // spreadChange is the GetVersion id of distributed command steps whose
@@ -27,7 +30,7 @@ const spreadChange = "command-instances"
 func spreads(ctx workflow.Context, in CommandStepInput) bool {
 	c := in.Run.Command
 	if c.Resources.TaskQueue == "" || c.Resources.Instances() < 2 || c.Distribution == nil ||
-		!slices.Contains(activities.SpreadDistributions(), strings.ToLower(c.Distribution.Type)) {
+		!slices.Contains(command.SpreadDistributions(), strings.ToLower(c.Distribution.Type)) {
 		return false
 	}
 	return workflow.GetVersion(ctx, spreadChange, workflow.DefaultVersion, 1) == 1
@@ -38,8 +41,8 @@ func spreads(ctx workflow.Context, in CommandStepInput) bool {
 // its first failing instance, which stops the others; it returns instance
 // 0's result. An instance whose node is lost fails the step: its ranks
 // cannot rejoin a running job.
-func runSpread(ctx workflow.Context, in CommandStepInput, opts workflow.ActivityOptions) (activities.RunCommandResult, error) {
-	var res activities.RunCommandResult
+func runSpread(ctx workflow.Context, in CommandStepInput, opts workflow.ActivityOptions) (command.RunCommandResult, error) {
+	var res command.RunCommandResult
 	n := in.Run.Command.Resources.Instances()
 	holdCtx, releaseHolds := workflow.WithCancel(ctx)
 	defer releaseHolds()
@@ -53,14 +56,14 @@ func runSpread(ctx workflow.Context, in CommandStepInput, opts workflow.Activity
 	var failure error
 	for i, node := range nodes {
 		run := in.Run
-		run.Instance = &activities.InstanceAssignment{Index: i, Count: n, MasterAddr: nodes[0].Address, MasterPort: nodes[0].Port}
+		run.Instance = &command.InstanceAssignment{Index: i, Count: n, MasterAddr: nodes[0].Address, MasterPort: nodes[0].Port}
 		o := opts
-		o.TaskQueue = activities.NodeTaskQueue(node.Node)
+		o.TaskQueue = parallel.NodeTaskQueue(node.Node)
 		o.ScheduleToStartTimeout = nodeStartTimeout
 		o.RetryPolicy = &temporal.RetryPolicy{MaximumAttempts: 1}
-		f := workflow.ExecuteActivity(workflow.WithActivityOptions(runCtx, o), activities.RunCommandName, run)
+		f := workflow.ExecuteActivity(workflow.WithActivityOptions(runCtx, o), command.RunCommandName, run)
 		sel.AddFuture(f, func(f workflow.Future) {
-			var r activities.RunCommandResult
+			var r command.RunCommandResult
 			err := f.Get(ctx, &r)
 			switch {
 			case err != nil && failure == nil && !isCanceled(err):
@@ -95,7 +98,7 @@ const (
 // holdInstances holds n instances of the step's type on queue, every one
 // at once (gang scheduling), and returns the nodes holding them. Its holds
 // run until holdCtx is cancelled.
-func holdInstances(ctx, holdCtx workflow.Context, queue string, n int) ([]activities.InstanceReady, error) {
+func holdInstances(ctx, holdCtx workflow.Context, queue string, n int) ([]spread.InstanceReady, error) {
 	most := 0
 	for try := 0; ; try++ {
 		tryCtx, letGo := workflow.WithCancel(holdCtx)
@@ -109,7 +112,7 @@ func holdInstances(ctx, holdCtx workflow.Context, queue string, n int) ([]activi
 			return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
 				"the step's %d instances must run at once, and the workers of task queue %q held at most %d of them in %d tries: "+
 					"start more workers of the instance type (porch worker --compute ... --instance-type ...), give them more capacity, or lower instance_count to %d",
-				n, queue, most, holdTries, max(most, 1)), activities.InvalidStepType, nil)
+				n, queue, most, holdTries, max(most, 1)), stepio.InvalidStepType, nil)
 		}
 		if err := workflow.Sleep(ctx, holdPause(ctx, try)); err != nil {
 			return nil, temporal.NewCanceledError()
@@ -130,7 +133,7 @@ func holdPause(ctx workflow.Context, try int) time.Duration {
 // tryHold starts n HoldInstance activities and waits until each holds an
 // instance, or until holdPatience has passed since the first did while
 // others still wait. It returns how many it held.
-func tryHold(ctx, holdCtx workflow.Context, queue string, n, try int) ([]activities.InstanceReady, int, error) {
+func tryHold(ctx, holdCtx workflow.Context, queue string, n, try int) ([]spread.InstanceReady, int, error) {
 	hctx := workflow.WithActivityOptions(holdCtx, workflow.ActivityOptions{
 		TaskQueue:           queue,
 		StartToCloseTimeout: noTimeout,
@@ -140,19 +143,19 @@ func tryHold(ctx, holdCtx workflow.Context, queue string, n, try int) ([]activit
 	sel := workflow.NewSelector(ctx)
 	var failure error
 	for i := range n {
-		f := workflow.ExecuteActivity(hctx, activities.HoldInstanceName, activities.HoldInstanceInput{Slot: i, Try: try})
+		f := workflow.ExecuteActivity(hctx, spread.HoldInstanceName, spread.HoldInstanceInput{Slot: i, Try: try})
 		sel.AddFuture(f, func(f workflow.Future) {
 			if err := f.Get(ctx, nil); err != nil && failure == nil && !isCanceled(err) {
 				failure = err
 			}
 		})
 	}
-	nodes := make([]activities.InstanceReady, n)
+	nodes := make([]spread.InstanceReady, n)
 	held, impatient := 0, false
 	timerCtx, stopTimer := workflow.WithCancel(ctx)
 	defer stopTimer()
-	sel.AddReceive(workflow.GetSignalChannel(ctx, activities.InstanceReadySignal), func(c workflow.ReceiveChannel, _ bool) {
-		var ready activities.InstanceReady
+	sel.AddReceive(workflow.GetSignalChannel(ctx, spread.InstanceReadySignal), func(c workflow.ReceiveChannel, _ bool) {
+		var ready spread.InstanceReady
 		c.Receive(ctx, &ready)
 		if ready.Slot < 0 || ready.Slot >= n || ready.Try != try {
 			return // a hold of an earlier try, let go

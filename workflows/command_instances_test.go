@@ -16,13 +16,17 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/porch-pipelines/porch/activities"
+	"github.com/porch-pipelines/porch/activities/command"
+	"github.com/porch-pipelines/porch/activities/parallel"
+	"github.com/porch-pipelines/porch/activities/spread"
+	"github.com/porch-pipelines/porch/activities/stepio"
 	"github.com/porch-pipelines/porch/compiler/plan"
 )
 
 // spreadInput is a pytorch step of two instances on an instance type's
 // queue.
 func spreadInput() CommandStepInput {
-	return CommandStepInput{Compute: "k", Run: activities.RunCommandInput{Step: activities.Step{RunID: "r", StepPath: "train", Command: plan.Command{
+	return CommandStepInput{Compute: "k", Run: command.RunCommandInput{Step: stepio.Step{RunID: "r", StepPath: "train", Command: plan.Command{
 		Resources:    plan.Resources{InstanceCount: 2, TaskQueue: plan.InstanceTaskQueue("k", "t")},
 		Distribution: &plan.Distribution{Type: "pytorch", ProcessCountPerInstance: 1},
 	}}}}
@@ -38,11 +42,11 @@ func TestASpreadStepThatCannotHoldEveryInstanceLetsGoAndTriesAgain(t *testing.T)
 	Register(env)
 	(&activities.Activities{}).Register(env)
 	var mu sync.Mutex
-	var holds []activities.HoldInstanceInput
+	var holds []spread.HoldInstanceInput
 	// The mocks end at once (a real hold runs until cancelled), so the
 	// environment skips time; the signals are what holding reports.
-	env.OnActivity(activities.HoldInstanceName, mock.Anything, mock.Anything).Return(
-		func(_ context.Context, in activities.HoldInstanceInput) error {
+	env.OnActivity(spread.HoldInstanceName, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, in spread.HoldInstanceInput) error {
 			mu.Lock()
 			defer mu.Unlock()
 			holds = append(holds, in)
@@ -50,7 +54,7 @@ func TestASpreadStepThatCannotHoldEveryInstanceLetsGoAndTriesAgain(t *testing.T)
 		})
 	ready := func(slot, try int, node, addr string) func() {
 		return func() {
-			env.SignalWorkflow(activities.InstanceReadySignal, activities.InstanceReady{Slot: slot, Try: try, Node: node, Address: addr, Port: 29500 + try})
+			env.SignalWorkflow(spread.InstanceReadySignal, spread.InstanceReady{Slot: slot, Try: try, Node: node, Address: addr, Port: 29500 + try})
 		}
 	}
 	env.RegisterDelayedCallback(ready(0, 0, "a", "10.0.0.1"), time.Second)
@@ -58,20 +62,20 @@ func TestASpreadStepThatCannotHoldEveryInstanceLetsGoAndTriesAgain(t *testing.T)
 	env.RegisterDelayedCallback(ready(0, 1, "b", "10.0.0.2"), holdPatience+holdBackoff+2*time.Minute)
 	type ran struct {
 		queue    string
-		instance activities.InstanceAssignment
+		instance command.InstanceAssignment
 	}
 	var runs []ran
-	env.OnActivity(activities.RunCommandName, mock.Anything, mock.Anything).Return(
-		func(ctx context.Context, in activities.RunCommandInput) (activities.RunCommandResult, error) {
+	env.OnActivity(command.RunCommandName, mock.Anything, mock.Anything).Return(
+		func(ctx context.Context, in command.RunCommandInput) (command.RunCommandResult, error) {
 			mu.Lock()
 			defer mu.Unlock()
 			runs = append(runs, ran{activity.GetInfo(ctx).TaskQueue, *in.Instance})
-			return activities.RunCommandResult{WorkDir: activity.GetInfo(ctx).TaskQueue}, nil
+			return command.RunCommandResult{WorkDir: activity.GetInfo(ctx).TaskQueue}, nil
 		})
 
 	env.ExecuteWorkflow(CommandStepName, spreadInput())
 	require.NoError(t, env.GetWorkflowError())
-	var res activities.RunCommandResult
+	var res command.RunCommandResult
 	require.NoError(t, env.GetWorkflowResult(&res))
 
 	tries := map[int]int{}
@@ -80,11 +84,11 @@ func TestASpreadStepThatCannotHoldEveryInstanceLetsGoAndTriesAgain(t *testing.T)
 	}
 	assert.Equal(t, map[int]int{0: 2, 1: 2}, tries, "two holds a try, two tries")
 	sort.Slice(runs, func(i, j int) bool { return runs[i].instance.Index < runs[j].instance.Index })
-	master := func(i int) activities.InstanceAssignment {
-		return activities.InstanceAssignment{Index: i, Count: 2, MasterAddr: "10.0.0.2", MasterPort: 29501}
+	master := func(i int) command.InstanceAssignment {
+		return command.InstanceAssignment{Index: i, Count: 2, MasterAddr: "10.0.0.2", MasterPort: 29501}
 	}
-	assert.Equal(t, []ran{{activities.NodeTaskQueue("b"), master(0)}, {activities.NodeTaskQueue("c"), master(1)}}, runs)
-	assert.Equal(t, activities.NodeTaskQueue("b"), res.WorkDir, "the step's result is instance 0's")
+	assert.Equal(t, []ran{{parallel.NodeTaskQueue("b"), master(0)}, {parallel.NodeTaskQueue("c"), master(1)}}, runs)
+	assert.Equal(t, parallel.NodeTaskQueue("b"), res.WorkDir, "the step's result is instance 0's")
 }
 
 // TestASpreadStepFailsWithItsFirstFailingInstance fails instance 1: the
@@ -94,18 +98,18 @@ func TestASpreadStepFailsWithItsFirstFailingInstance(t *testing.T) {
 	env := ts.NewTestWorkflowEnvironment()
 	Register(env)
 	(&activities.Activities{}).Register(env)
-	env.OnActivity(activities.HoldInstanceName, mock.Anything, mock.Anything).Return(nil)
+	env.OnActivity(spread.HoldInstanceName, mock.Anything, mock.Anything).Return(nil)
 	for slot, node := range []string{"a", "b"} {
 		env.RegisterDelayedCallback(func() {
-			env.SignalWorkflow(activities.InstanceReadySignal, activities.InstanceReady{Slot: slot, Node: node, Address: "h", Port: 1})
+			env.SignalWorkflow(spread.InstanceReadySignal, spread.InstanceReady{Slot: slot, Node: node, Address: "h", Port: 1})
 		}, time.Second)
 	}
-	env.OnActivity(activities.RunCommandName, mock.Anything, mock.Anything).Return(
-		func(_ context.Context, in activities.RunCommandInput) (activities.RunCommandResult, error) {
+	env.OnActivity(command.RunCommandName, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, in command.RunCommandInput) (command.RunCommandResult, error) {
 			if in.Instance.Index == 1 {
-				return activities.RunCommandResult{}, temporal.NewNonRetryableApplicationError("rank 1 crashed", activities.CommandFailedType, nil)
+				return command.RunCommandResult{}, temporal.NewNonRetryableApplicationError("rank 1 crashed", command.CommandFailedType, nil)
 			}
-			return activities.RunCommandResult{}, nil
+			return command.RunCommandResult{}, nil
 		})
 	env.ExecuteWorkflow(CommandStepName, spreadInput())
 	require.Error(t, env.GetWorkflowError())
@@ -121,38 +125,38 @@ func TestAParallelStepOnInstancesRunsPerInstanceOnEachNode(t *testing.T) {
 	env := ts.NewTestWorkflowEnvironment()
 	Register(env)
 	(&activities.Activities{}).Register(env)
-	ref := activities.ParallelStepRef{RunID: "r", StepPath: "score", Datastore: "ws", Digest: "d"}
-	env.OnActivity(activities.PlanMiniBatchesName, mock.Anything, mock.Anything).Return(
-		activities.ParallelPlan{Ref: ref, Batches: 12, Items: 12, Instances: 2, PerInstance: 2}, nil)
-	env.OnActivity(activities.FinishParallelName, mock.Anything, mock.Anything).Return(activities.FinishParallelResult{}, nil)
-	env.OnActivity(activities.ReportParallelProgressName, mock.Anything, mock.Anything).Return(nil).Maybe()
-	env.OnActivity(activities.MonitorResourcesName, mock.Anything, mock.Anything).Return(nil).Maybe()
-	env.OnActivity(activities.HoldInstanceName, mock.Anything, mock.Anything).Return(nil)
+	ref := parallel.ParallelStepRef{RunID: "r", StepPath: "score", Datastore: "ws", Digest: "d"}
+	env.OnActivity(parallel.PlanMiniBatchesName, mock.Anything, mock.Anything).Return(
+		parallel.ParallelPlan{Ref: ref, Batches: 12, Items: 12, Instances: 2, PerInstance: 2}, nil)
+	env.OnActivity(parallel.FinishParallelName, mock.Anything, mock.Anything).Return(parallel.FinishParallelResult{}, nil)
+	env.OnActivity(parallel.ReportParallelProgressName, mock.Anything, mock.Anything).Return(nil).Maybe()
+	env.OnActivity(parallel.MonitorResourcesName, mock.Anything, mock.Anything).Return(nil).Maybe()
+	env.OnActivity(spread.HoldInstanceName, mock.Anything, mock.Anything).Return(nil)
 	for slot, node := range []string{"a", "b"} {
 		env.RegisterDelayedCallback(func() {
-			env.SignalWorkflow(activities.InstanceReadySignal, activities.InstanceReady{Slot: slot, Node: node})
+			env.SignalWorkflow(spread.InstanceReadySignal, spread.InstanceReady{Slot: slot, Node: node})
 		}, time.Second)
 	}
 	var mu sync.Mutex
 	running, most, done := map[string]int{}, map[string]int{}, map[int]int{}
 	lost := false
-	env.OnActivity(activities.RunMiniBatchName, mock.Anything, mock.Anything).Return(
-		func(ctx context.Context, in activities.MiniBatchInput) (activities.MiniBatchResult, error) {
+	env.OnActivity(parallel.RunMiniBatchName, mock.Anything, mock.Anything).Return(
+		func(ctx context.Context, in parallel.MiniBatchInput) (parallel.MiniBatchResult, error) {
 			q := activity.GetInfo(ctx).TaskQueue
 			mu.Lock()
-			if q == activities.NodeTaskQueue("b") && !lost {
+			if q == parallel.NodeTaskQueue("b") && !lost {
 				lost = true
 				mu.Unlock()
-				return activities.MiniBatchResult{}, temporal.NewTimeoutError(enums.TIMEOUT_TYPE_SCHEDULE_TO_START, nil)
+				return parallel.MiniBatchResult{}, temporal.NewTimeoutError(enums.TIMEOUT_TYPE_SCHEDULE_TO_START, nil)
 			}
 			running[q]++
 			most[q] = max(most[q], running[q])
 			running[q]--
 			done[in.Index]++
 			mu.Unlock()
-			return activities.MiniBatchResult{Index: in.Index, Items: 1, Returned: 1, Node: q}, nil
+			return parallel.MiniBatchResult{Index: in.Index, Items: 1, Returned: 1, Node: q}, nil
 		})
-	in := ParallelStepInput{Plan: activities.PlanMiniBatchesInput{RunID: "r", StepPath: "score", Parallel: plan.Parallel{
+	in := ParallelStepInput{Plan: parallel.PlanMiniBatchesInput{RunID: "r", StepPath: "score", Parallel: plan.Parallel{
 		MiniBatchErrorThreshold: 0, ErrorThreshold: -1, AllowedFailedPercent: 100,
 		Retry:     plan.ParallelRetry{MaxRetries: 0, TimeoutSeconds: 60},
 		Resources: plan.Resources{InstanceCount: 2, TaskQueue: plan.InstanceTaskQueue("k", "t")},
@@ -180,12 +184,12 @@ func TestASpreadStepThatNeverHoldsEveryInstanceFailsSayingWhatFits(t *testing.T)
 	env := ts.NewTestWorkflowEnvironment()
 	Register(env)
 	(&activities.Activities{}).Register(env)
-	env.OnActivity(activities.HoldInstanceName, mock.Anything, mock.Anything).Return(nil)
+	env.OnActivity(spread.HoldInstanceName, mock.Anything, mock.Anything).Return(nil)
 	// Each try starts at most holdPatience+holdBackoff after the one
 	// before holds its first instance.
 	for try := range holdTries {
 		env.RegisterDelayedCallback(func() {
-			env.SignalWorkflow(activities.InstanceReadySignal, activities.InstanceReady{Slot: 0, Try: try, Node: "a"})
+			env.SignalWorkflow(spread.InstanceReadySignal, spread.InstanceReady{Slot: 0, Try: try, Node: "a"})
 		}, time.Second+time.Duration(try)*(holdPatience+holdBackoff+10*time.Second))
 	}
 	env.ExecuteWorkflow(CommandStepName, spreadInput())

@@ -10,7 +10,9 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/porch-pipelines/porch/activities"
+	"github.com/porch-pipelines/porch/activities/command"
+	"github.com/porch-pipelines/porch/activities/parallel"
+	"github.com/porch-pipelines/porch/activities/stepio"
 	"github.com/porch-pipelines/porch/compiler/plan"
 )
 
@@ -187,7 +189,7 @@ func (d *dag) stepOutputs(s plan.Step) []plan.Output {
 		outs = append(outs, plan.Output{
 			Name: plan.ArtifactsOutput,
 			Type: "uri_folder",
-			Path: activities.StepArtifactsURI(d.in.Settings.DefaultDatastore, d.in.RunID, s.Path),
+			Path: stepio.StepArtifactsURI(d.in.Settings.DefaultDatastore, d.in.RunID, s.Path),
 		})
 	}
 	return outs
@@ -242,7 +244,7 @@ func (d *dag) commandInput(n *node) CommandStepInput {
 	return CommandStepInput{
 		Compute: n.step.Compute,
 		Quota:   quotaRequest(n.step.Compute, n.step.Command.Resources),
-		Run: activities.RunCommandInput{Step: activities.Step{
+		Run: command.RunCommandInput{Step: stepio.Step{
 			RunID:            d.in.RunID,
 			StepPath:         n.step.Path,
 			DefaultDatastore: d.in.Settings.DefaultDatastore,
@@ -259,7 +261,7 @@ func (d *dag) parallelInput(n *node) ParallelStepInput {
 		Compute:    n.step.Compute,
 		Quota:      quotaRequest(n.step.Compute, n.step.Parallel.Resources),
 		ParentPath: d.in.Prefix,
-		Plan: activities.PlanMiniBatchesInput{
+		Plan: parallel.PlanMiniBatchesInput{
 			RunID:            d.in.RunID,
 			StepPath:         n.step.Path,
 			DefaultDatastore: d.in.Settings.DefaultDatastore,
@@ -330,7 +332,7 @@ func (d *dag) finish(ctx workflow.Context, f workflow.Future, n *node) error {
 			n.state.Detail = fmt.Sprintf("best trial %d", r.BestTrial)
 		}
 	default:
-		var r activities.RunCommandResult
+		var r command.RunCommandResult
 		if err = f.Get(ctx, &r); err == nil {
 			n.state.Attempt = r.Attempt
 		}

@@ -10,7 +10,9 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/porch-pipelines/porch/activities"
+	"github.com/porch-pipelines/porch/activities/command"
+	"github.com/porch-pipelines/porch/activities/parallel"
+	"github.com/porch-pipelines/porch/activities/stepio"
 	"github.com/porch-pipelines/porch/compiler/plan"
 )
 
@@ -151,18 +153,18 @@ func (r *parallelRun) plan(ctx workflow.Context) error {
 		StartToCloseTimeout: planTimeout,
 		RetryPolicy: &temporal.RetryPolicy{
 			MaximumAttempts:        infraAttempts,
-			NonRetryableErrorTypes: []string{activities.InvalidStepType},
+			NonRetryableErrorTypes: []string{stepio.InvalidStepType},
 		},
 	})
-	var p activities.ParallelPlan
-	if err := workflow.ExecuteActivity(ctx, activities.PlanMiniBatchesName, r.in.Plan).Get(ctx, &p); err != nil {
+	var p parallel.ParallelPlan
+	if err := workflow.ExecuteActivity(ctx, parallel.PlanMiniBatchesName, r.in.Plan).Get(ctx, &p); err != nil {
 		return err
 	}
 	r.initial = &ParallelState{
 		Plan:     p,
 		Started:  workflow.Now(ctx),
 		Resuming: p.Done > 0,
-		Counters: activities.ParallelCounters{Batches: p.Batches},
+		Counters: parallel.ParallelCounters{Batches: p.Batches},
 	}
 	return nil
 }
@@ -200,8 +202,8 @@ func (r *parallelRun) runBatches(ctx workflow.Context) batchOutcome {
 				break
 			}
 			actx, onSpot := r.spotBatch(r.batchOptions(batchCtx), i)
-			f := workflow.ExecuteActivity(actx, activities.RunMiniBatchName,
-				activities.MiniBatchInput{Ref: st.Plan.Ref, Index: i})
+			f := workflow.ExecuteActivity(actx, parallel.RunMiniBatchName,
+				parallel.MiniBatchInput{Ref: st.Plan.Ref, Index: i})
 			running++
 			st.Counters.Running = running
 			sel.AddFuture(f, func(f workflow.Future) {
@@ -264,9 +266,9 @@ func (r *parallelRun) nextIndex(ctx workflow.Context) (int, bool) {
 			StartToCloseTimeout: 10 * time.Minute,
 			RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: infraAttempts},
 		})
-		var page activities.PendingMiniBatches
-		in := activities.ListPendingInput{Ref: st.Plan.Ref, From: st.Next, Limit: pendingPage}
-		if err := workflow.ExecuteActivity(actx, activities.ListPendingMiniBatchesName, in).Get(ctx, &page); err != nil {
+		var page parallel.PendingMiniBatches
+		in := parallel.ListPendingInput{Ref: st.Plan.Ref, From: st.Next, Limit: pendingPage}
+		if err := workflow.ExecuteActivity(actx, parallel.ListPendingMiniBatchesName, in).Get(ctx, &page); err != nil {
 			// Listing failed for good: run the rest in order; finished
 			// mini-batches are skipped by RunMiniBatch itself.
 			st.Resuming = false
@@ -300,7 +302,7 @@ func (r *parallelRun) batchOptions(ctx workflow.Context) workflow.Context {
 			InitialInterval:        time.Second,
 			BackoffCoefficient:     1,
 			MaximumAttempts:        int32(p.Retry.MaxRetries + 1),
-			NonRetryableErrorTypes: []string{activities.EntryScriptInitFailedType, activities.InvalidStepType},
+			NonRetryableErrorTypes: []string{parallel.EntryScriptInitFailedType, stepio.InvalidStepType},
 		},
 	}
 	if c := r.st.Counters; c.Processed()-c.Skipped == 0 && p.FirstTaskCreationTimeoutSeconds > 0 {
@@ -313,7 +315,7 @@ func (r *parallelRun) batchOptions(ctx workflow.Context) workflow.Context {
 // mini-batch makes the step fail.
 func (r *parallelRun) ended(ctx workflow.Context, f workflow.Future) error {
 	st := r.st
-	var res activities.MiniBatchResult
+	var res parallel.MiniBatchResult
 	err := f.Get(ctx, &res)
 	if err == nil {
 		st.Counters.Succeeded++
@@ -328,13 +330,13 @@ func (r *parallelRun) ended(ctx workflow.Context, f workflow.Future) error {
 		return nil
 	}
 	var ae *temporal.ApplicationError
-	if errors.As(err, &ae) && ae.Type() == activities.EntryScriptInitFailedType {
-		return failStep("the entry script's init() failed: ", err, activities.EntryScriptInitFailedType)
+	if errors.As(err, &ae) && ae.Type() == parallel.EntryScriptInitFailedType {
+		return failStep("the entry script's init() failed: ", err, parallel.EntryScriptInitFailedType)
 	}
-	if errors.As(err, &ae) && ae.Type() == activities.InvalidStepType {
+	if errors.As(err, &ae) && ae.Type() == stepio.InvalidStepType {
 		// No mini-batch can run as written: fail now, whatever the
 		// thresholds allow.
-		return failStep("", err, activities.InvalidStepType)
+		return failStep("", err, stepio.InvalidStepType)
 	}
 	var te *temporal.TimeoutError
 	if errors.As(err, &te) && te.TimeoutType() == enums.TIMEOUT_TYPE_SCHEDULE_TO_START {
@@ -368,7 +370,7 @@ func failStep(prefix string, batchErr error, errType string) error {
 		}
 	}
 	return temporal.NewNonRetryableApplicationError(prefix+first, errType, nil,
-		activities.CommandFailure{StderrTail: tail, LogFile: f.Log, Attempt: f.Attempt})
+		command.CommandFailure{StderrTail: tail, LogFile: f.Log, Attempt: f.Attempt})
 }
 
 func computeName(c string) string {
@@ -380,8 +382,8 @@ func computeName(c string) string {
 
 // batchFailure reads a failed mini-batch's details: from the error, or for a
 // worker that vanished, from its last heartbeat (the item count).
-func batchFailure(err error) activities.MiniBatchFailure {
-	var f activities.MiniBatchFailure
+func batchFailure(err error) parallel.MiniBatchFailure {
+	var f parallel.MiniBatchFailure
 	var ae *temporal.ApplicationError
 	if errors.As(err, &ae) && ae.HasDetails() {
 		_ = ae.Details(&f)
@@ -396,7 +398,7 @@ func batchFailure(err error) activities.MiniBatchFailure {
 
 // crossedThreshold says which error threshold the counters crossed, with
 // the counts, or "" for none.
-func crossedThreshold(p plan.Parallel, c activities.ParallelCounters) string {
+func crossedThreshold(p plan.Parallel, c parallel.ParallelCounters) string {
 	switch {
 	case p.MiniBatchErrorThreshold >= 0 && c.Failed > p.MiniBatchErrorThreshold:
 		return fmt.Sprintf("mini_batch_error_threshold crossed: %s failed, more than the %d allowed (%d of %d processed)",
@@ -417,105 +419,4 @@ func plural(n int64, one, many string) string {
 		return "1 " + one
 	}
 	return fmt.Sprintf("%d %s", n, many)
-}
-
-// sawNode starts the resource monitor on a node the step uses for the
-// first time in this run.
-func (r *parallelRun) sawNode(ctx workflow.Context, node string) {
-	if node == "" {
-		return
-	}
-	known := false
-	for _, n := range r.st.Nodes {
-		known = known || n == node
-	}
-	if !known {
-		r.st.Nodes = append(r.st.Nodes, node)
-	}
-	r.startMonitor(ctx, node)
-}
-
-// startMonitor runs MonitorResources on the node's own queue. It is never
-// waited for: the step's end cancels it, and a node that dies takes its
-// monitor with it.
-func (r *parallelRun) startMonitor(ctx workflow.Context, node string) {
-	interval := r.in.Plan.Parallel.ResourceMonitorIntervalSeconds
-	if interval <= 0 || r.monitors[node] {
-		return
-	}
-	if r.monitors == nil {
-		r.monitors = map[string]bool{}
-	}
-	r.monitors[node] = true
-	mctx, cancel := workflow.WithCancel(ctx)
-	r.stopMonitors = append(r.stopMonitors, cancel)
-	mctx = workflow.WithActivityOptions(mctx, workflow.ActivityOptions{
-		TaskQueue:           activities.NodeTaskQueue(node),
-		StartToCloseTimeout: noTimeout,
-		HeartbeatTimeout:    time.Minute,
-		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
-	})
-	workflow.ExecuteActivity(mctx, activities.MonitorResourcesName,
-		activities.MonitorInput{Ref: r.st.Plan.Ref, Node: node, IntervalSeconds: interval})
-}
-
-// reportProgress adds a line to the progress overview now and then.
-func (r *parallelRun) reportProgress(ctx workflow.Context) {
-	now := workflow.Now(ctx)
-	if now.Sub(r.st.LastReport) < progressEvery {
-		return
-	}
-	r.st.LastReport = now
-	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		TaskQueue:           r.bookkeepingQueue(),
-		StartToCloseTimeout: time.Minute,
-		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
-	})
-	workflow.ExecuteActivity(actx, activities.ReportParallelProgressName, r.progressInput(now))
-}
-
-func (r *parallelRun) progressInput(now time.Time) activities.ProgressInput {
-	return activities.ProgressInput{Ref: r.st.Plan.Ref, Started: r.st.Started, At: now, Counters: r.st.Counters}
-}
-
-// finish runs FinishParallel (even when the step was cancelled, so the
-// entry-script processes stop and the logs say how it ended) and returns
-// the step's result.
-func (r *parallelRun) finish(ctx workflow.Context, outcome batchOutcome) (ParallelStepResult, error) {
-	r.progress.Phase = PhaseFinishing
-	for _, stop := range r.stopMonitors {
-		stop()
-	}
-	fctx := ctx
-	if ctx.Err() != nil {
-		fctx, _ = workflow.NewDisconnectedContext(ctx)
-	}
-	fctx = workflow.WithActivityOptions(fctx, workflow.ActivityOptions{
-		TaskQueue:           r.queue(),
-		StartToCloseTimeout: planTimeout,
-		HeartbeatTimeout:    5 * time.Minute,
-		RetryPolicy: &temporal.RetryPolicy{
-			MaximumAttempts:        infraAttempts,
-			NonRetryableErrorTypes: []string{activities.InvalidStepType},
-		},
-	})
-	in := activities.FinishParallelInput{
-		Progress:   r.progressInput(workflow.Now(ctx)),
-		Succeeded:  outcome.err == nil,
-		ParentPath: r.in.ParentPath,
-	}
-	if outcome.err != nil {
-		in.Reason = ErrorMessage(outcome.err)
-	}
-	var res activities.FinishParallelResult
-	ferr := workflow.ExecuteActivity(fctx, activities.FinishParallelName, in).Get(fctx, &res)
-	r.progress.Phase = PhaseDone
-	if outcome.err != nil {
-		r.progress.Reason = in.Reason
-		return ParallelStepResult{}, outcome.err
-	}
-	if ferr != nil {
-		return ParallelStepResult{}, ferr
-	}
-	return ParallelStepResult{LogDir: res.LogDir, Outputs: res.Outputs, Counters: r.st.Counters}, nil
 }

@@ -9,7 +9,8 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/porch-pipelines/porch/activities"
+	"github.com/porch-pipelines/porch/activities/parallel"
+	"github.com/porch-pipelines/porch/activities/spread"
 )
 
 // instancesChange is the GetVersion id of parallel steps on an instance
@@ -65,15 +66,15 @@ func (r *parallelRun) runOnInstances(ctx workflow.Context) batchOutcome {
 		}
 	}
 	for i := range slots {
-		f := workflow.ExecuteActivity(r.holdOptions(holdCtx), activities.HoldInstanceName, activities.HoldInstanceInput{Slot: i})
+		f := workflow.ExecuteActivity(r.holdOptions(holdCtx), spread.HoldInstanceName, spread.HoldInstanceInput{Slot: i})
 		sel.AddFuture(f, func(f workflow.Future) {
 			if err := r.holdEnded(ctx, f, slots); err != nil {
 				fail(err)
 			}
 		})
 	}
-	sel.AddReceive(workflow.GetSignalChannel(ctx, activities.InstanceReadySignal), func(c workflow.ReceiveChannel, _ bool) {
-		var ready activities.InstanceReady
+	sel.AddReceive(workflow.GetSignalChannel(ctx, spread.InstanceReadySignal), func(c workflow.ReceiveChannel, _ bool) {
+		var ready spread.InstanceReady
 		c.Receive(ctx, &ready)
 		if ready.Slot >= 0 && ready.Slot < len(slots) && slots[ready.Slot].node != ready.Node {
 			slots[ready.Slot] = heldInstance{node: ready.Node, gen: slots[ready.Slot].gen + 1}
@@ -83,7 +84,7 @@ func (r *parallelRun) runOnInstances(ctx workflow.Context) batchOutcome {
 	for {
 		for s := range slots {
 			for failure == nil && !draining && ctx.Err() == nil && slots[s].node != "" && slots[s].running < per {
-				queue := activities.NodeTaskQueue(slots[s].node)
+				queue := parallel.NodeTaskQueue(slots[s].node)
 				r.bookQueue = queue
 				i, ok := r.nextIndex(ctx)
 				if !ok {
@@ -91,7 +92,7 @@ func (r *parallelRun) runOnInstances(ctx workflow.Context) batchOutcome {
 				}
 				bctx := workflow.WithTaskQueue(r.batchOptions(batchCtx), queue)
 				bctx = workflow.WithScheduleToStartTimeout(bctx, nodeStartTimeout)
-				f := workflow.ExecuteActivity(bctx, activities.RunMiniBatchName, activities.MiniBatchInput{Ref: st.Plan.Ref, Index: i})
+				f := workflow.ExecuteActivity(bctx, parallel.RunMiniBatchName, parallel.MiniBatchInput{Ref: st.Plan.Ref, Index: i})
 				gen := slots[s].gen
 				slots[s].running++
 				running++

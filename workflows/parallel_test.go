@@ -13,6 +13,8 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/porch-pipelines/porch/activities"
+	"github.com/porch-pipelines/porch/activities/parallel"
+	"github.com/porch-pipelines/porch/activities/stepio"
 	"github.com/porch-pipelines/porch/compiler/plan"
 )
 
@@ -23,13 +25,13 @@ func parallelEnv(t *testing.T, batches int) (*testsuite.TestWorkflowEnvironment,
 	env := ts.NewTestWorkflowEnvironment()
 	Register(env)
 	(&activities.Activities{}).Register(env)
-	ref := activities.ParallelStepRef{RunID: "r", StepPath: "score", Datastore: "ws", Digest: "d"}
-	env.OnActivity(activities.PlanMiniBatchesName, mock.Anything, mock.Anything).Return(
-		activities.ParallelPlan{Ref: ref, Batches: batches, Items: int64(batches), Instances: 1, PerInstance: 2}, nil).Maybe()
-	env.OnActivity(activities.FinishParallelName, mock.Anything, mock.Anything).Return(activities.FinishParallelResult{}, nil).Maybe()
-	env.OnActivity(activities.ReportParallelProgressName, mock.Anything, mock.Anything).Return(nil).Maybe()
-	env.OnActivity(activities.MonitorResourcesName, mock.Anything, mock.Anything).Return(nil).Maybe()
-	in := ParallelStepInput{Plan: activities.PlanMiniBatchesInput{RunID: "r", StepPath: "score", Parallel: plan.Parallel{
+	ref := parallel.ParallelStepRef{RunID: "r", StepPath: "score", Datastore: "ws", Digest: "d"}
+	env.OnActivity(parallel.PlanMiniBatchesName, mock.Anything, mock.Anything).Return(
+		parallel.ParallelPlan{Ref: ref, Batches: batches, Items: int64(batches), Instances: 1, PerInstance: 2}, nil).Maybe()
+	env.OnActivity(parallel.FinishParallelName, mock.Anything, mock.Anything).Return(parallel.FinishParallelResult{}, nil).Maybe()
+	env.OnActivity(parallel.ReportParallelProgressName, mock.Anything, mock.Anything).Return(nil).Maybe()
+	env.OnActivity(parallel.MonitorResourcesName, mock.Anything, mock.Anything).Return(nil).Maybe()
+	in := ParallelStepInput{Plan: parallel.PlanMiniBatchesInput{RunID: "r", StepPath: "score", Parallel: plan.Parallel{
 		MiniBatchErrorThreshold: -1, ErrorThreshold: -1, AllowedFailedPercent: 100,
 		Retry: plan.ParallelRetry{MaxRetries: 2, TimeoutSeconds: 60}, TaskOverheadTimeoutSeconds: 30,
 		FirstTaskCreationTimeoutSeconds: 600, ResourceMonitorIntervalSeconds: 600,
@@ -37,13 +39,13 @@ func parallelEnv(t *testing.T, batches int) (*testsuite.TestWorkflowEnvironment,
 	return env, in
 }
 
-func succeed(_ context.Context, in activities.MiniBatchInput) (activities.MiniBatchResult, error) {
-	return activities.MiniBatchResult{Index: in.Index, Items: 1, Returned: 1, Node: "n1"}, nil
+func succeed(_ context.Context, in parallel.MiniBatchInput) (parallel.MiniBatchResult, error) {
+	return parallel.MiniBatchResult{Index: in.Index, Items: 1, Returned: 1, Node: "n1"}, nil
 }
 
 func TestParallelStepContinuesAsNewWithCountersOnly(t *testing.T) {
 	env, in := parallelEnv(t, 10)
-	env.OnActivity(activities.RunMiniBatchName, mock.Anything, mock.Anything).Return(succeed)
+	env.OnActivity(parallel.RunMiniBatchName, mock.Anything, mock.Anything).Return(succeed)
 	env.SetContinueAsNewSuggested(true)
 	env.ExecuteWorkflow(ParallelStepName, in)
 
@@ -63,15 +65,15 @@ func TestParallelStepContinuesAsNewWithCountersOnly(t *testing.T) {
 func TestParallelStepCarriedStateFinishesTheRest(t *testing.T) {
 	env, in := parallelEnv(t, 10)
 	seen := map[int]bool{}
-	env.OnActivity(activities.RunMiniBatchName, mock.Anything, mock.Anything).Return(
-		func(ctx context.Context, in activities.MiniBatchInput) (activities.MiniBatchResult, error) {
+	env.OnActivity(parallel.RunMiniBatchName, mock.Anything, mock.Anything).Return(
+		func(ctx context.Context, in parallel.MiniBatchInput) (parallel.MiniBatchResult, error) {
 			seen[in.Index] = true
 			return succeed(ctx, in)
 		})
 	in.State = &ParallelState{
-		Plan:     activities.ParallelPlan{Batches: 10, Instances: 1, PerInstance: 2},
+		Plan:     parallel.ParallelPlan{Batches: 10, Instances: 1, PerInstance: 2},
 		Next:     6,
-		Counters: activities.ParallelCounters{Batches: 10, Succeeded: 6, Items: 6},
+		Counters: parallel.ParallelCounters{Batches: 10, Succeeded: 6, Items: 6},
 	}
 	env.ExecuteWorkflow(ParallelStepName, in)
 	require.NoError(t, env.GetWorkflowError())
@@ -84,11 +86,11 @@ func TestParallelStepCarriedStateFinishesTheRest(t *testing.T) {
 func TestParallelStepInitFailureFailsAtOnce(t *testing.T) {
 	env, in := parallelEnv(t, 50)
 	calls := 0
-	env.OnActivity(activities.RunMiniBatchName, mock.Anything, mock.Anything).Return(
-		func(context.Context, activities.MiniBatchInput) (activities.MiniBatchResult, error) {
+	env.OnActivity(parallel.RunMiniBatchName, mock.Anything, mock.Anything).Return(
+		func(context.Context, parallel.MiniBatchInput) (parallel.MiniBatchResult, error) {
 			calls++
-			return activities.MiniBatchResult{}, temporal.NewNonRetryableApplicationError(
-				"mini-batch 0: init() raised ImportError: no module named sklearn", activities.EntryScriptInitFailedType, nil)
+			return parallel.MiniBatchResult{}, temporal.NewNonRetryableApplicationError(
+				"mini-batch 0: init() raised ImportError: no module named sklearn", parallel.EntryScriptInitFailedType, nil)
 		})
 	env.ExecuteWorkflow(ParallelStepName, in)
 	err := env.GetWorkflowError()
@@ -100,8 +102,8 @@ func TestParallelStepInitFailureFailsAtOnce(t *testing.T) {
 func TestParallelStepWithoutWorkersHitsFirstTaskCreationTimeout(t *testing.T) {
 	env, in := parallelEnv(t, 5)
 	in.Compute = "gpu"
-	env.OnActivity(activities.RunMiniBatchName, mock.Anything, mock.Anything).Return(
-		activities.MiniBatchResult{}, temporal.NewTimeoutError(enums.TIMEOUT_TYPE_SCHEDULE_TO_START, nil))
+	env.OnActivity(parallel.RunMiniBatchName, mock.Anything, mock.Anything).Return(
+		parallel.MiniBatchResult{}, temporal.NewTimeoutError(enums.TIMEOUT_TYPE_SCHEDULE_TO_START, nil))
 	env.ExecuteWorkflow(ParallelStepName, in)
 	err := env.GetWorkflowError()
 	require.Error(t, err)
@@ -110,7 +112,7 @@ func TestParallelStepWithoutWorkersHitsFirstTaskCreationTimeout(t *testing.T) {
 
 func TestCrossedThreshold(t *testing.T) {
 	p := plan.Parallel{MiniBatchErrorThreshold: -1, ErrorThreshold: -1, AllowedFailedPercent: 100}
-	c := activities.ParallelCounters{Batches: 10, Succeeded: 5, Failed: 5, FailedItems: 50}
+	c := parallel.ParallelCounters{Batches: 10, Succeeded: 5, Failed: 5, FailedItems: 50}
 	require.Empty(t, crossedThreshold(p, c), "-1, -1 and 100 ignore every failure")
 	p.AllowedFailedPercent = 50
 	require.Empty(t, crossedThreshold(p, c), "exactly 50% is allowed")
@@ -126,9 +128,9 @@ func TestCrossedThreshold(t *testing.T) {
 
 func TestParallelStepInvalidStepFailsAtOnce(t *testing.T) {
 	env, in := parallelEnv(t, 50)
-	env.OnActivity(activities.RunMiniBatchName, mock.Anything, mock.Anything).Return(
-		activities.MiniBatchResult{}, temporal.NewNonRetryableApplicationError(
-			"code \"/gone\" does not exist on this worker: restore it or fix the step's code: path", activities.InvalidStepType, nil))
+	env.OnActivity(parallel.RunMiniBatchName, mock.Anything, mock.Anything).Return(
+		parallel.MiniBatchResult{}, temporal.NewNonRetryableApplicationError(
+			"code \"/gone\" does not exist on this worker: restore it or fix the step's code: path", stepio.InvalidStepType, nil))
 	env.ExecuteWorkflow(ParallelStepName, in)
 	err := env.GetWorkflowError()
 	require.Error(t, err)

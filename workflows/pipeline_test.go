@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/porch-pipelines/porch/activities"
+	"github.com/porch-pipelines/porch/activities/command"
 	"github.com/porch-pipelines/porch/compiler"
 	"github.com/porch-pipelines/porch/compiler/plan"
 )
@@ -25,7 +26,7 @@ type PipelineSuite struct {
 	env *testsuite.TestWorkflowEnvironment
 
 	mu    sync.Mutex
-	calls map[string]activities.RunCommandInput
+	calls map[string]command.RunCommandInput
 	order []string
 }
 
@@ -35,7 +36,7 @@ func (s *PipelineSuite) SetupTest() {
 	s.env = s.NewTestWorkflowEnvironment()
 	Register(s.env)
 	(&activities.Activities{}).Register(s.env)
-	s.calls = map[string]activities.RunCommandInput{}
+	s.calls = map[string]command.RunCommandInput{}
 	s.order = nil
 }
 
@@ -59,31 +60,31 @@ func input(p *plan.Plan, runID string) PipelineInput {
 // positive duration succeeds after that much (test) time; with a negative
 // one it blocks until cancelled. A step in fail exits non-zero.
 func (s *PipelineSuite) onCommand(durations map[string]time.Duration, fail map[string]bool) {
-	run := func(ctx context.Context, in activities.RunCommandInput) (activities.RunCommandResult, error) {
+	run := func(ctx context.Context, in command.RunCommandInput) (command.RunCommandResult, error) {
 		s.mu.Lock()
 		s.calls[in.StepPath] = in
 		s.order = append(s.order, in.StepPath)
 		s.mu.Unlock()
 		if durations[in.StepPath] < 0 {
 			<-ctx.Done()
-			return activities.RunCommandResult{}, ctx.Err()
+			return command.RunCommandResult{}, ctx.Err()
 		}
 		if fail[in.StepPath] {
-			return activities.RunCommandResult{}, temporal.NewNonRetryableApplicationError(
-				"command exited with code 3", activities.CommandFailedType, nil,
-				activities.CommandFailure{ExitCode: 3, StderrTail: []string{"boom"}})
+			return command.RunCommandResult{}, temporal.NewNonRetryableApplicationError(
+				"command exited with code 3", command.CommandFailedType, nil,
+				command.CommandFailure{ExitCode: 3, StderrTail: []string{"boom"}})
 		}
-		return activities.RunCommandResult{Attempt: activity.GetInfo(ctx).Attempt}, nil
+		return command.RunCommandResult{Attempt: activity.GetInfo(ctx).Attempt}, nil
 	}
 	// testify picks the first matching expectation: timed steps first.
 	for step, d := range durations {
 		if d > 0 {
-			s.env.OnActivity(activities.RunCommandName, mock.Anything, mock.MatchedBy(func(in activities.RunCommandInput) bool {
+			s.env.OnActivity(command.RunCommandName, mock.Anything, mock.MatchedBy(func(in command.RunCommandInput) bool {
 				return in.StepPath == step
 			})).Return(run).After(d).Maybe()
 		}
 	}
-	s.env.OnActivity(activities.RunCommandName, mock.Anything, mock.Anything).Return(run).Maybe()
+	s.env.OnActivity(command.RunCommandName, mock.Anything, mock.Anything).Return(run).Maybe()
 }
 
 func (s *PipelineSuite) states() map[string]StepState {

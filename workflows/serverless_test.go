@@ -15,6 +15,8 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/porch-pipelines/porch/activities"
+	"github.com/porch-pipelines/porch/activities/command"
+	"github.com/porch-pipelines/porch/activities/stepio"
 	"github.com/porch-pipelines/porch/compiler/plan"
 )
 
@@ -43,7 +45,7 @@ func serverlessEnv(t *testing.T, after time.Duration) (*testsuite.TestWorkflowEn
 }
 
 func serverlessInput() CommandStepInput {
-	return CommandStepInput{Run: activities.RunCommandInput{Step: activities.Step{RunID: "r", StepPath: "train", Command: plan.Command{
+	return CommandStepInput{Run: command.RunCommandInput{Step: stepio.Step{RunID: "r", StepPath: "train", Command: plan.Command{
 		Resources: plan.Resources{Serverless: &plan.Serverless{
 			Requests: plan.ResourceList{MilliCPU: 2000, MemoryBytes: 4 << 30}, From: "Standard_F2s_v2"}}}}}}
 }
@@ -54,10 +56,10 @@ func serverlessInput() CommandStepInput {
 func TestServerlessStepWaitsForAFittingInstanceType(t *testing.T) {
 	env, calls := serverlessEnv(t, 30*time.Second)
 	var queue, placement string
-	env.OnActivity(activities.RunCommandName, mock.Anything, mock.Anything).Return(
-		func(ctx context.Context, in activities.RunCommandInput) (activities.RunCommandResult, error) {
+	env.OnActivity(command.RunCommandName, mock.Anything, mock.Anything).Return(
+		func(ctx context.Context, in command.RunCommandInput) (command.RunCommandResult, error) {
 			queue, placement = activity.GetInfo(ctx).TaskQueue, strings.Join(in.Notes, "\n")
-			return activities.RunCommandResult{}, nil
+			return command.RunCommandResult{}, nil
 		})
 	env.ExecuteWorkflow(CommandStep, serverlessInput())
 	require.True(t, env.IsWorkflowCompleted())

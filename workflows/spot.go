@@ -10,7 +10,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/porch-pipelines/porch/activities"
+	"github.com/porch-pipelines/porch/activities/command"
 	"github.com/porch-pipelines/porch/compiler/plan"
 )
 
@@ -128,12 +128,12 @@ func retryable(err error, nonRetryable []string) bool {
 }
 
 // runSpotCommand runs a spot command step's RunCommand with runSpot.
-func runSpotCommand(ctx workflow.Context, opts workflow.ActivityOptions, in activities.RunCommandInput) (activities.RunCommandResult, error) {
-	var r activities.RunCommandResult
+func runSpotCommand(ctx workflow.Context, opts workflow.ActivityOptions, in command.RunCommandInput) (command.RunCommandResult, error) {
+	var r command.RunCommandResult
 	err := runSpot(ctx, opts, func(actx workflow.Context, prior int32, notes []string) error {
 		run := in
 		run.PriorAttempts, run.Notes = prior, append(slices.Clip(in.Notes), notes...)
-		return workflow.ExecuteActivity(actx, activities.RunCommandName, run).Get(actx, &r)
+		return workflow.ExecuteActivity(actx, command.RunCommandName, run).Get(actx, &r)
 	})
 	return r, err
 }

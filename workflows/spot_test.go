@@ -13,40 +13,43 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/porch-pipelines/porch/activities"
+	"github.com/porch-pipelines/porch/activities/command"
+	"github.com/porch-pipelines/porch/activities/parallel"
+	"github.com/porch-pipelines/porch/activities/stepio"
 	"github.com/porch-pipelines/porch/compiler/plan"
 )
 
 // spotCall is one RunCommand attempt as the activity saw it.
 type spotCall struct {
 	queue string
-	in    activities.RunCommandInput
+	in    command.RunCommandInput
 }
 
 // runSpotStep runs CommandStep for a spot step whose attempts end as
 // outcome says (nil: success) and returns the attempts and the result.
-func runSpotStep(t *testing.T, outcome func(n int) error) ([]spotCall, activities.RunCommandResult, error) {
+func runSpotStep(t *testing.T, outcome func(n int) error) ([]spotCall, command.RunCommandResult, error) {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
 	Register(env)
 	(&activities.Activities{}).Register(env)
 	var mu sync.Mutex
 	var calls []spotCall
-	env.OnActivity(activities.RunCommandName, mock.Anything, mock.Anything).Return(
-		func(ctx context.Context, in activities.RunCommandInput) (activities.RunCommandResult, error) {
+	env.OnActivity(command.RunCommandName, mock.Anything, mock.Anything).Return(
+		func(ctx context.Context, in command.RunCommandInput) (command.RunCommandResult, error) {
 			mu.Lock()
 			calls = append(calls, spotCall{queue: activity.GetInfo(ctx).TaskQueue, in: in})
 			n := len(calls)
 			mu.Unlock()
 			if err := outcome(n); err != nil {
-				return activities.RunCommandResult{}, err
+				return command.RunCommandResult{}, err
 			}
-			return activities.RunCommandResult{Attempt: in.PriorAttempts + activity.GetInfo(ctx).Attempt}, nil
+			return command.RunCommandResult{Attempt: in.PriorAttempts + activity.GetInfo(ctx).Attempt}, nil
 		})
-	in := CommandStepInput{Compute: "gpu", Run: activities.RunCommandInput{Step: activities.Step{RunID: "r", StepPath: "train",
+	in := CommandStepInput{Compute: "gpu", Run: command.RunCommandInput{Step: stepio.Step{RunID: "r", StepPath: "train",
 		Command: plan.Command{Resources: plan.Resources{JobTier: plan.TierSpot}}}}}
 	env.ExecuteWorkflow(CommandStep, in)
 	require.True(t, env.IsWorkflowCompleted())
-	var r activities.RunCommandResult
+	var r command.RunCommandResult
 	err := env.GetWorkflowError()
 	if err == nil {
 		require.NoError(t, env.GetWorkflowResult(&r))
@@ -87,7 +90,7 @@ func TestSpotStepKeepsItsRetryBudgetForOtherFailures(t *testing.T) {
 		require.Equal(t, "porch-compute-gpu-spot", c.queue)
 	}
 	calls, _, err = runSpotStep(t, func(int) error {
-		return temporal.NewNonRetryableApplicationError("command exited with code 3", activities.CommandFailedType, nil)
+		return temporal.NewNonRetryableApplicationError("command exited with code 3", command.CommandFailedType, nil)
 	})
 	require.ErrorContains(t, err, "exited with code 3")
 	require.Len(t, calls, 1)
@@ -109,30 +112,30 @@ func TestSpotParallelStepMovesAMiniBatchAfterThreePreemptions(t *testing.T) {
 	env := s.NewTestWorkflowEnvironment()
 	Register(env)
 	(&activities.Activities{}).Register(env)
-	ref := activities.ParallelStepRef{RunID: "r", StepPath: "score", Datastore: "ws", Digest: "d"}
+	ref := parallel.ParallelStepRef{RunID: "r", StepPath: "score", Datastore: "ws", Digest: "d"}
 	var planQueue string
-	env.OnActivity(activities.PlanMiniBatchesName, mock.Anything, mock.Anything).Return(
-		func(ctx context.Context, _ activities.PlanMiniBatchesInput) (activities.ParallelPlan, error) {
+	env.OnActivity(parallel.PlanMiniBatchesName, mock.Anything, mock.Anything).Return(
+		func(ctx context.Context, _ parallel.PlanMiniBatchesInput) (parallel.ParallelPlan, error) {
 			planQueue = activity.GetInfo(ctx).TaskQueue
-			return activities.ParallelPlan{Ref: ref, Batches: 3, Items: 3, Instances: 1, PerInstance: 2}, nil
+			return parallel.ParallelPlan{Ref: ref, Batches: 3, Items: 3, Instances: 1, PerInstance: 2}, nil
 		})
-	env.OnActivity(activities.FinishParallelName, mock.Anything, mock.Anything).Return(activities.FinishParallelResult{}, nil)
-	env.OnActivity(activities.ReportParallelProgressName, mock.Anything, mock.Anything).Return(nil).Maybe()
-	env.OnActivity(activities.MonitorResourcesName, mock.Anything, mock.Anything).Return(nil).Maybe()
+	env.OnActivity(parallel.FinishParallelName, mock.Anything, mock.Anything).Return(parallel.FinishParallelResult{}, nil)
+	env.OnActivity(parallel.ReportParallelProgressName, mock.Anything, mock.Anything).Return(nil).Maybe()
+	env.OnActivity(parallel.MonitorResourcesName, mock.Anything, mock.Anything).Return(nil).Maybe()
 	var mu sync.Mutex
 	queues := map[int][]string{}
-	env.OnActivity(activities.RunMiniBatchName, mock.Anything, mock.Anything).Return(
-		func(ctx context.Context, in activities.MiniBatchInput) (activities.MiniBatchResult, error) {
+	env.OnActivity(parallel.RunMiniBatchName, mock.Anything, mock.Anything).Return(
+		func(ctx context.Context, in parallel.MiniBatchInput) (parallel.MiniBatchResult, error) {
 			q := activity.GetInfo(ctx).TaskQueue
 			mu.Lock()
 			queues[in.Index] = append(queues[in.Index], q)
 			mu.Unlock()
 			if in.Index == 1 && q == "porch-compute-gpu-spot" {
-				return activities.MiniBatchResult{}, temporal.NewHeartbeatTimeoutError()
+				return parallel.MiniBatchResult{}, temporal.NewHeartbeatTimeoutError()
 			}
-			return activities.MiniBatchResult{Index: in.Index, Items: 1, Returned: 1}, nil
+			return parallel.MiniBatchResult{Index: in.Index, Items: 1, Returned: 1}, nil
 		})
-	in := ParallelStepInput{Compute: "gpu", Plan: activities.PlanMiniBatchesInput{RunID: "r", StepPath: "score", Parallel: plan.Parallel{
+	in := ParallelStepInput{Compute: "gpu", Plan: parallel.PlanMiniBatchesInput{RunID: "r", StepPath: "score", Parallel: plan.Parallel{
 		MiniBatchErrorThreshold: -1, ErrorThreshold: -1, AllowedFailedPercent: 100,
 		Retry: plan.ParallelRetry{MaxRetries: 0, TimeoutSeconds: 60}, TaskOverheadTimeoutSeconds: 30,
 		Resources: plan.Resources{JobTier: plan.TierSpot},

@@ -8,7 +8,8 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/porch-pipelines/porch/activities"
+	"github.com/porch-pipelines/porch/activities/stepio"
+	sweepacts "github.com/porch-pipelines/porch/activities/sweep"
 	"github.com/porch-pipelines/porch/compiler/plan"
 	"github.com/porch-pipelines/porch/sweep"
 )
@@ -148,14 +149,14 @@ func (s *sweepRun) startTrials(ctx, trialCtx workflow.Context, sel workflow.Sele
 	}
 	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
 		StartToCloseTimeout: time.Minute,
-		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3, NonRetryableErrorTypes: []string{activities.InvalidStepType}},
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3, NonRetryableErrorTypes: []string{stepio.InvalidStepType}},
 	})
-	in := activities.SampleTrialsInput{
+	in := sweepacts.SampleTrialsInput{
 		Space: s.sw.SearchSpace, Sampling: s.sw.Sampling, Goal: s.sw.Objective.Goal,
 		Seed: s.st.Seed, Started: len(s.st.Trials), N: free, Observed: s.observed(),
 	}
-	var out activities.SampledTrials
-	if err := workflow.ExecuteLocalActivity(lctx, activities.SampleTrialsName, in).Get(ctx, &out); err != nil {
+	var out sweepacts.SampledTrials
+	if err := workflow.ExecuteLocalActivity(lctx, sweepacts.SampleTrialsName, in).Get(ctx, &out); err != nil {
 		return err
 	}
 	s.st.Exhausted = out.Exhausted

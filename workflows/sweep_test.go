@@ -12,6 +12,9 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/porch-pipelines/porch/activities"
+	"github.com/porch-pipelines/porch/activities/command"
+	"github.com/porch-pipelines/porch/activities/stepio"
+	sweepacts "github.com/porch-pipelines/porch/activities/sweep"
 	"github.com/porch-pipelines/porch/compiler/plan"
 	"github.com/porch-pipelines/porch/sweep"
 )
@@ -43,16 +46,16 @@ func sweepEnv(t *testing.T, values []string, concurrent int, score map[string]fl
 	var ran []string
 	trialParam := map[string]string{}
 	env.OnWorkflow(CommandStepName, mock.Anything, mock.Anything).Return(
-		func(_ workflow.Context, in CommandStepInput) (activities.RunCommandResult, error) {
+		func(_ workflow.Context, in CommandStepInput) (command.RunCommandResult, error) {
 			ran = append(ran, in.Run.StepPath)
 			trialParam[in.Run.StepPath] = in.Run.Inputs[0].Value.Literal
-			return activities.RunCommandResult{Outputs: []activities.OutputLocation{{Name: "model", URI: "uri://" + in.Run.StepPath}}}, nil
+			return command.RunCommandResult{Outputs: []stepio.OutputLocation{{Name: "model", URI: "uri://" + in.Run.StepPath}}}, nil
 		})
-	env.OnActivity(activities.ReadTrialMetricsName, mock.Anything, mock.Anything).Return(
-		func(_ context.Context, in activities.ReadTrialMetricsInput) ([]activities.TrialMetrics, error) {
-			var out []activities.TrialMetrics
+	env.OnActivity(sweepacts.ReadTrialMetricsName, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, in sweepacts.ReadTrialMetricsInput) ([]sweepacts.TrialMetrics, error) {
+			var out []sweepacts.TrialMetrics
 			for _, f := range in.Files {
-				m := activities.TrialMetrics{Trial: f.Trial, Offset: f.Offset}
+				m := sweepacts.TrialMetrics{Trial: f.Trial, Offset: f.Offset}
 				if v, ok := score[trialParam[f.StepPath]]; ok && f.Offset == 0 {
 					m.Offset = 1
 					m.Points = []sweep.Point{{Step: 1, Value: v}}
@@ -61,7 +64,7 @@ func sweepEnv(t *testing.T, values []string, concurrent int, score map[string]fl
 			}
 			return out, nil
 		})
-	env.OnActivity(activities.FinishSweepName, mock.Anything, mock.Anything).Return("trials.csv", nil)
+	env.OnActivity(sweepacts.FinishSweepName, mock.Anything, mock.Anything).Return("trials.csv", nil)
 	in := SweepStepInput{PlanVersion: plan.Version, RunID: "r", Name: "p", Settings: plan.Settings{DefaultDatastore: "ws"}, Step: step}
 	return env, in, &ran
 }

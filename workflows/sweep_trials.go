@@ -8,7 +8,9 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/porch-pipelines/porch/activities"
+	"github.com/porch-pipelines/porch/activities/command"
+	"github.com/porch-pipelines/porch/activities/stepio"
+	sweepacts "github.com/porch-pipelines/porch/activities/sweep"
 	"github.com/porch-pipelines/porch/compiler/plan"
 	"github.com/porch-pipelines/porch/sweep"
 )
@@ -73,7 +75,7 @@ func (s *sweepRun) trialInput(path string, a sweep.Assignment) (string, any) {
 	return CommandStepName, CommandStepInput{
 		Compute: step.Compute,
 		Quota:   quotaRequest(step.Compute, cmd.Resources),
-		Run: activities.RunCommandInput{Step: activities.Step{
+		Run: command.RunCommandInput{Step: stepio.Step{
 			RunID: s.in.RunID, StepPath: path, DefaultDatastore: ds,
 			Command: cmd, Inputs: inputs, Outputs: outputs, SubmittedBy: s.in.Settings.SubmittedBy,
 		}},
@@ -126,7 +128,7 @@ func (s *sweepRun) trialEnded(ctx workflow.Context, n int, f workflow.Future) {
 		err = f.Get(ctx, &r)
 		outputs = r.Outputs
 	} else {
-		var r activities.RunCommandResult
+		var r command.RunCommandResult
 		err = f.Get(ctx, &r)
 		for _, o := range r.Outputs {
 			outputs = append(outputs, OutputLocation{Name: o.Name, URI: o.URI})
@@ -166,10 +168,10 @@ func (s *sweepRun) poll(ctx workflow.Context, trials []int) {
 	if len(trials) == 0 {
 		return
 	}
-	in := activities.ReadTrialMetricsInput{RunID: s.in.RunID, Datastore: s.in.Settings.DefaultDatastore, Metric: s.sw.Objective.PrimaryMetric}
+	in := sweepacts.ReadTrialMetricsInput{RunID: s.in.RunID, Datastore: s.in.Settings.DefaultDatastore, Metric: s.sw.Objective.PrimaryMetric}
 	for _, n := range trials {
 		for _, step := range s.metricSteps(n) {
-			in.Files = append(in.Files, activities.TrialMetricsFile{Trial: n, StepPath: step, Offset: s.offset(n, step)})
+			in.Files = append(in.Files, sweepacts.TrialMetricsFile{Trial: n, StepPath: step, Offset: s.offset(n, step)})
 		}
 	}
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
@@ -177,8 +179,8 @@ func (s *sweepRun) poll(ctx workflow.Context, trials []int) {
 		StartToCloseTimeout: time.Minute,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3},
 	})
-	var got []activities.TrialMetrics
-	if err := workflow.ExecuteActivity(actx, activities.ReadTrialMetricsName, in).Get(ctx, &got); err != nil {
+	var got []sweepacts.TrialMetrics
+	if err := workflow.ExecuteActivity(actx, sweepacts.ReadTrialMetricsName, in).Get(ctx, &got); err != nil {
 		// Metrics are read again at the next poll.
 		return
 	}
@@ -263,7 +265,7 @@ func better(goal string, v, than float64) bool {
 // finish writes trials.csv and returns the best trial's outputs.
 func (s *sweepRun) finish(ctx workflow.Context) (SweepStepResult, error) {
 	best := s.best()
-	records := make([]activities.TrialRecord, 0, len(s.st.Trials))
+	records := make([]sweepacts.TrialRecord, 0, len(s.st.Trials))
 	for i := range s.st.Trials {
 		t := &s.st.Trials[i]
 		t.IsBest = t.Trial == best
@@ -275,9 +277,9 @@ func (s *sweepRun) finish(ctx workflow.Context) (SweepStepResult, error) {
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3},
 	})
 	var csvPath string
-	in := activities.FinishSweepInput{RunID: s.in.RunID, StepPath: s.in.Step.Path, Datastore: s.in.Settings.DefaultDatastore,
+	in := sweepacts.FinishSweepInput{RunID: s.in.RunID, StepPath: s.in.Step.Path, Datastore: s.in.Settings.DefaultDatastore,
 		Metric: s.sw.Objective.PrimaryMetric, Trials: records}
-	if err := workflow.ExecuteActivity(fctx, activities.FinishSweepName, in).Get(ctx, &csvPath); err != nil {
+	if err := workflow.ExecuteActivity(fctx, sweepacts.FinishSweepName, in).Get(ctx, &csvPath); err != nil {
 		return SweepStepResult{}, err
 	}
 	if best < 0 {
@@ -307,8 +309,8 @@ func (s *sweepRun) countStatuses() string {
 	return strings.Join(parts, ", ")
 }
 
-func trialRecord(t TrialState, goal string) activities.TrialRecord {
-	r := activities.TrialRecord{Trial: t.Trial, Params: t.Params, Status: string(t.Status),
+func trialRecord(t TrialState, goal string) sweepacts.TrialRecord {
+	r := sweepacts.TrialRecord{Trial: t.Trial, Params: t.Params, Status: string(t.Status),
 		Started: t.Started, Ended: t.Ended, IsBest: t.IsBest, Error: t.Error}
 	if n := len(t.Points); n > 0 {
 		last := t.Points[n-1].Value

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"sync"
 
-	"github.com/porch-pipelines/porch/internal/atomicfile"
+	"github.com/porch-pipelines/porch/activities/atomicfile"
 )
 
 //go:embed driver.py

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/porch-pipelines/porch/internal/atomicfile"
+	"github.com/porch-pipelines/porch/activities/atomicfile"
 )
 
 // FileEnv is the environment variable naming the metrics file a step

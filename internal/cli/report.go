@@ -7,7 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/porch-pipelines/porch/activities"
+	"github.com/porch-pipelines/porch/activities/command"
+	"github.com/porch-pipelines/porch/activities/parallel"
 	"github.com/porch-pipelines/porch/compiler/plan"
 	"github.com/porch-pipelines/porch/workflows"
 	enums "go.temporal.io/api/enums/v1"
@@ -153,9 +154,9 @@ func collectFailures(ctx context.Context, c client.Client, logs logLocator, runI
 // CommandFailure: a command that failed, and a parallel step whose
 // mini-batches or init() failed.
 var failureWithDetails = map[string]bool{
-	activities.CommandFailedType:         true,
-	workflows.ParallelFailedType:         true,
-	activities.EntryScriptInitFailedType: true,
+	command.CommandFailedType:          true,
+	workflows.ParallelFailedType:       true,
+	parallel.EntryScriptInitFailedType: true,
 }
 
 // fillFromError takes the command's failure details from err's chain.
@@ -166,7 +167,7 @@ func fillFromError(f *stepFailure, err error) {
 			continue
 		}
 		f.message = firstLine(ae.Message())
-		var cf activities.CommandFailure
+		var cf command.CommandFailure
 		if ae.HasDetails() && ae.Details(&cf) == nil {
 			f.stderr, f.attempt = cf.StderrTail, cf.Attempt
 			if cf.LogFile != "" {

@@ -10,8 +10,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/porch-pipelines/porch/activities"
 	"github.com/porch-pipelines/porch/activities/objectstore"
+	"github.com/porch-pipelines/porch/activities/stepio"
 	"github.com/porch-pipelines/porch/compiler/plan"
 	"github.com/porch-pipelines/porch/internal/devserver"
 	"github.com/porch-pipelines/porch/worker"
@@ -59,7 +59,7 @@ type pathMapper func(uri string) (string, error)
 
 // homePaths maps data URIs to folders under home only.
 func homePaths(home string) pathMapper {
-	return func(uri string) (string, error) { return activities.LocalPath(home, uri) }
+	return func(uri string) (string, error) { return stepio.LocalPath(home, uri) }
 }
 
 // storesTimeout bounds reading the server's datastores to show paths.
@@ -83,7 +83,7 @@ func (s *session) datastores(ctx context.Context) []plan.Datastore {
 // to folders under the home.
 func (s *session) paths(ctx context.Context) pathMapper {
 	home, stores := s.settings.Home, s.datastores(ctx)
-	return func(uri string) (string, error) { return activities.MapPath(home, stores, uri) }
+	return func(uri string) (string, error) { return stepio.MapPath(home, stores, uri) }
 }
 
 // runDatastore is the default datastore a run was submitted with; ""

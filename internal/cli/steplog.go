@@ -10,8 +10,8 @@ import (
 	"path"
 	"path/filepath"
 
-	"github.com/porch-pipelines/porch/activities"
 	"github.com/porch-pipelines/porch/activities/objectstore"
+	"github.com/porch-pipelines/porch/activities/stepio"
 	"github.com/porch-pipelines/porch/compiler/plan"
 	"github.com/porch-pipelines/porch/workflows"
 )
@@ -66,18 +66,18 @@ func (l logLocator) find(runID, datastore string, s workflows.StepState) stepLog
 		if datastore == "" {
 			datastore = plan.DefaultDatastore
 		}
-		uri = activities.StepArtifactsURI(datastore, runID, s.Path)
+		uri = stepio.StepArtifactsURI(datastore, runID, s.Path)
 	}
-	if d, p, ok := activities.S3Location(l.stores, uri); ok {
+	if d, p, ok := stepio.S3Location(l.stores, uri); ok {
 		// A worker on this host keeps the step's artifacts under the home
 		// while the step runs.
 		log := stepLog{store: &d, path: path.Join(p, rel)}
-		if dir, err := activities.LocalPath(l.home, uri); err == nil {
+		if dir, err := stepio.LocalPath(l.home, uri); err == nil {
 			log.local = filepath.Join(dir, filepath.FromSlash(rel))
 		}
 		return log
 	}
-	dir, err := activities.MapPath(l.home, l.stores, uri)
+	dir, err := stepio.MapPath(l.home, l.stores, uri)
 	if err != nil {
 		return stepLog{}
 	}

@@ -8,28 +8,28 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 
-	"github.com/porch-pipelines/porch/activities"
+	"github.com/porch-pipelines/porch/activities/parallel"
 	"github.com/porch-pipelines/porch/compiler/plan"
 	"github.com/porch-pipelines/porch/workflows"
 )
 
 // nodeUsage reads the live resource usage of a running parallel step's
 // nodes: the last heartbeat of each node's resource monitor.
-func nodeUsage(ctx context.Context, c client.Client, workflowID string) []activities.NodeUsage {
+func nodeUsage(ctx context.Context, c client.Client, workflowID string) []parallel.NodeUsage {
 	desc, err := c.DescribeWorkflowExecution(ctx, workflowID, "")
 	if err != nil {
 		return nil
 	}
-	var out []activities.NodeUsage
+	var out []parallel.NodeUsage
 	for _, pa := range desc.GetPendingActivities() {
-		if pa.GetActivityType().GetName() != activities.MonitorResourcesName {
+		if pa.GetActivityType().GetName() != parallel.MonitorResourcesName {
 			continue
 		}
 		payloads := pa.GetHeartbeatDetails().GetPayloads()
 		if len(payloads) == 0 {
 			continue
 		}
-		var u activities.NodeUsage
+		var u parallel.NodeUsage
 		if converter.GetDefaultDataConverter().FromPayload(payloads[0], &u) == nil && u.Node != "" {
 			out = append(out, u)
 		}
@@ -50,7 +50,7 @@ func printUsage(ctx context.Context, w io.Writer, c client.Client, steps []workf
 }
 
 // describeUsage is a sample in one line.
-func describeUsage(u activities.NodeUsage) string {
+func describeUsage(u parallel.NodeUsage) string {
 	s := u.Sample
 	return fmt.Sprintf("cpu %.0f%%, memory %s of %s (%.0f%%); entry scripts: %d processes, cpu %.0f%% of a core, rss %s (at %s)",
 		s.CPUPercent, bytesSize(s.MemUsedBytes), bytesSize(s.MemTotalBytes), s.MemPercent,

@@ -10,7 +10,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/porch-pipelines/porch/internal/atomicfile"
+	"github.com/porch-pipelines/porch/activities/atomicfile"
 )
 
 // State is what a porch dev's fleet runs, kept in Home/fleet/state.json

@@ -1,0 +1,155 @@
+package command
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/porch-pipelines/porch/activities/limits"
+	"github.com/porch-pipelines/porch/activities/stepio"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/worker"
+)
+
+// Activities are the activities of command steps on one worker.
+type Activities struct {
+	*stepio.Host
+	// Devices are the worker's cores and GPUs, shared with the other step
+	// kinds' instances.
+	Devices *limits.Devices
+}
+
+// Register registers the activities of command steps under their
+// explicit names.
+func (a *Activities) Register(r worker.ActivityRegistry) {
+	r.RegisterActivityWithOptions(a.RunCommand, activity.RegisterOptions{Name: RunCommandName})
+}
+
+// RunCommand runs one command step on this host: it prepares the step's
+// folders, renders the command with the step's inputs and outputs, runs it
+// (once, or once per process of a distribution) and reports where the
+// outputs landed. The command's output goes to the artifacts folder's
+// user_logs/. Cancelling ctx stops every process of the step.
+func (a *Activities) RunCommand(ctx context.Context, in RunCommandInput) (RunCommandResult, error) {
+	if a.Home == "" {
+		return RunCommandResult{}, temporal.NewNonRetryableApplicationError(
+			"the worker has no porch home folder: set PORCH_HOME or Activities.Home", "WorkerMisconfigured", nil)
+	}
+	a.RefreshDatastores(ctx)
+	// Inputs mounted by a worker of this home that died, for steps that
+	// may never run here again: the first step clears them.
+	a.DetachDeadMounts()
+	// Fetching the code snapshot and downloading inputs on object storage
+	// can take long: heartbeat through them.
+	stopPrep := a.BeatWhile(ctx, func() any { return "preparing code and inputs" })
+	f, err := a.PrepareFolders(ctx, in.Step, instanceIndex(in), in.Instance != nil)
+	if err != nil {
+		stopPrep()
+		return RunCommandResult{}, err
+	}
+	b, err := a.Bind(ctx, in.Step, f)
+	stopPrep()
+	if err != nil {
+		return RunCommandResult{}, err
+	}
+	// Mounted inputs go when the step ends, however it ends; a worker that
+	// dies first leaves them to the next attempt's prepareFolders.
+	defer func() {
+		if problems := b.Mounts.Unmount(); len(problems) > 0 {
+			_ = stepio.AppendLog(filepath.Join(f.UserLogs(), "std_log.txt"), problems...)
+		}
+	}()
+	line, err := b.Render(in.Step)
+	if err != nil {
+		return RunCommandResult{}, err
+	}
+	procs, notes, err := distribute(in)
+	if err != nil {
+		return RunCommandResult{}, err
+	}
+	attempt := int32(1)
+	if activity.IsActivity(ctx) {
+		attempt = activity.GetInfo(ctx).Attempt
+	}
+	attempt += in.PriorAttempts
+	r := stepRun{in: in, folders: f, attempt: attempt}
+	env, idNote := b.Env(in.Step)
+	if idNote != "" {
+		notes = append(notes, idNote)
+	}
+	lim := a.limitStep(ctx, in, procs)
+	specs, err := r.specs(line, env, procs, slices.Concat(in.Notes, b.Mounts.Notes, notes, lim.Notes))
+	if err != nil {
+		lim.Release()
+		return RunCommandResult{}, err
+	}
+	lim.apply(specs, procs)
+	runCtx, cancel := limitContext(ctx, in.Command.TimeoutSeconds)
+	defer cancel()
+	// The details are the bytes logged so far.
+	stopBeats := a.BeatWhile(ctx, func() any { return loggedBytes(specs) })
+	stopWatch := watchMemory(lim.watched(), memorySampleInterval)
+	out := runAll(runCtx, specs, a.StopGrace())
+	stopWatch()
+	stopBeats()
+	lim.Release()
+	err = r.memoryExceeded(lim, specs)
+	if err == nil || ctx.Err() != nil {
+		err = r.outcome(ctx, runCtx, procs, specs, out)
+	}
+	// Every instance of a step spread over workers writes the same
+	// outputs; the first uploads them.
+	if err == nil && (in.Instance == nil || in.Instance.Index == 0) {
+		err = a.uploadOutputs(ctx, r, b.Uploads)
+	}
+	// The logs go to the object store after the step's last line is
+	// written, whether it succeeded or not.
+	a.UploadLogs(ctx, in.StepPath, f)
+	if err != nil {
+		return RunCommandResult{}, err
+	}
+	return RunCommandResult{WorkDir: f.Work, LogDir: f.Artifacts, Outputs: b.Outputs, Attempt: attempt}, nil
+}
+
+// uploadOutputs copies a succeeded step's outputs on s3 datastores, and
+// ends the step's log with the reason when that fails.
+func (a *Activities) uploadOutputs(ctx context.Context, r stepRun, ups []stepio.Upload) error {
+	stop := a.BeatWhile(ctx, func() any { return "uploading outputs" })
+	err := a.CommitUploads(ctx, r.in.StepPath, ups)
+	stop()
+	if err != nil {
+		_ = stepio.AppendLog(r.mainLog(), "porch: "+err.Error())
+	}
+	return err
+}
+
+// limitContext enforces the step's limits.timeout, when it has one.
+func limitContext(ctx context.Context, seconds int) (context.Context, context.CancelFunc) {
+	if seconds <= 0 {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeout(ctx, time.Duration(seconds)*time.Second)
+}
+
+// loggedBytes is the size of the step's process logs.
+func loggedBytes(specs []procSpec) int64 {
+	var n int64
+	for _, s := range specs {
+		if info, err := os.Stat(s.log); err == nil {
+			n += info.Size()
+		}
+	}
+	return n
+}
+
+// instanceIndex is the instance a step spread over workers runs here, 0
+// for a step that runs every instance on this host.
+func instanceIndex(in RunCommandInput) int {
+	if in.Instance == nil {
+		return 0
+	}
+	return in.Instance.Index
+}

@@ -1,0 +1,361 @@
+package command
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/porch-pipelines/porch/activities/affinity"
+	"github.com/porch-pipelines/porch/activities/stepio"
+)
+
+// procSpec is one process of a step: a shell command line run in its own
+// process group.
+type procSpec struct {
+	line string
+	dir  string
+	env  []string
+	// log receives the header lines, then stdout and stderr as they come.
+	log    string
+	header []string
+	// secrets are kept out of the log and the tail (a managed step's
+	// worker credentials, stepSecrets).
+	secrets []string
+	// cpus are the cores the process may run on (its instance's share of
+	// the host); none means any.
+	cpus []int
+	// started learns the process's pid, which is also its group id.
+	started func(pid int)
+}
+
+// procResult is how one process ended.
+type procResult struct {
+	state *os.ProcessState
+	// tail is the last tailLines lines of stderr.
+	tail []string
+	// leftovers counts the processes still in the group after its leader
+	// exited; porch stopped them.
+	leftovers int
+}
+
+// runProcess runs one process to its end. When ctx is done it stops the
+// whole process group (SIGTERM, then SIGKILL after grace) and still waits for
+// it, so nothing outlives the call. An error means the process could not be
+// run at all; how it ended is in the result.
+func runProcess(ctx context.Context, spec procSpec, grace time.Duration) (procResult, error) {
+	var res procResult
+	logf, err := os.OpenFile(spec.log, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return res, fmt.Errorf("open step log: %w", err)
+	}
+	defer logf.Close()
+	if err := stepio.WriteLines(logf, spec.header); err != nil {
+		return res, fmt.Errorf("write step log: %w", err)
+	}
+	tail := newTailBuffer(tailLines, maxTailLine)
+	var pipes []*os.File
+	defer func() {
+		for _, p := range pipes {
+			p.Close()
+		}
+	}()
+	// Files, not writers: Wait does not wait for background children
+	// holding a pipe. Stdout goes straight to the log unless secrets must
+	// be kept out of it.
+	pipe := func() (*os.File, *os.File, error) {
+		pr, pw, err := os.Pipe()
+		if err != nil {
+			return nil, nil, fmt.Errorf("create output pipe: %w", err)
+		}
+		pipes = append(pipes, pr)
+		return pr, pw, nil
+	}
+	errR, errW, err := pipe()
+	if err != nil {
+		return res, err
+	}
+	outR, outW := (*os.File)(nil), logf
+	if len(spec.secrets) > 0 {
+		if outR, outW, err = pipe(); err != nil {
+			errW.Close()
+			return res, err
+		}
+	}
+	cmd := exec.Command("/bin/sh", "-c", spec.line)
+	cmd.Dir, cmd.Env = spec.dir, spec.env
+	cmd.Stdout, cmd.Stderr = outW, errW
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	err = affinity.Start(cmd, spec.cpus)
+	errW.Close()
+	if outR != nil {
+		outW.Close()
+	}
+	if err != nil {
+		return res, fmt.Errorf("start /bin/sh: %w", err)
+	}
+	if spec.started != nil {
+		spec.started(cmd.Process.Pid)
+	}
+	var pumps sync.WaitGroup
+	pumps.Add(1)
+	go func() {
+		defer pumps.Done()
+		pump(errR, logf, tail, spec.secrets)
+	}()
+	if outR != nil {
+		pumps.Add(1)
+		go func() {
+			defer pumps.Done()
+			pump(outR, logf, nil, spec.secrets)
+		}()
+	}
+	pumped := make(chan struct{})
+	go func() {
+		pumps.Wait()
+		close(pumped)
+	}()
+	pid := cmd.Process.Pid
+	exited := make(chan struct{})
+	go func() {
+		waitExited(pid)
+		close(exited)
+	}()
+	select {
+	case <-exited:
+	case <-ctx.Done():
+		terminate(pid, exited, grace)
+	}
+	// The leader is a zombie until Wait reaps it, so its process group id
+	// cannot be reused while porch signals the group.
+	res.leftovers = stopLeftovers(pid, grace)
+	_ = cmd.Wait() // the exit status is in cmd.ProcessState
+	// A process that left the group (setsid) may hold a pipe open for ever.
+	select {
+	case <-pumped:
+	case <-time.After(grace):
+		for _, p := range pipes {
+			p.Close()
+		}
+		<-pumped
+	}
+	res.state, res.tail = cmd.ProcessState, tail.lines()
+	if res.state == nil {
+		return res, errors.New("wait for /bin/sh: no exit status")
+	}
+	return res, nil
+}
+
+// pump copies a process's output to the log as it comes and, for stderr,
+// keeps its tail, both without the secrets. It drains the pipe even when
+// the log cannot be written, so the child never blocks.
+func pump(r io.Reader, log io.Writer, tail *tailBuffer, secrets []string) {
+	var w io.Writer = log
+	if tail != nil {
+		w = io.MultiWriter(log, tail)
+	}
+	var red *redactor
+	if len(secrets) > 0 {
+		red = newRedactor(w, secrets)
+		w = red
+	}
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := r.Read(buf)
+		if n > 0 {
+			_, _ = w.Write(buf[:n])
+		}
+		if err != nil {
+			break
+		}
+	}
+	if red != nil {
+		_ = red.Close()
+	}
+	if tail != nil {
+		tail.flush()
+	}
+}
+
+// waitExited blocks until process pid has exited, without reaping it.
+func waitExited(pid int) {
+	for {
+		var info unix.Siginfo
+		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if err != unix.EINTR {
+			return
+		}
+	}
+}
+
+// terminate stops a running process group: SIGTERM, then SIGKILL when the
+// leader has not exited after grace. It returns once the leader has exited.
+func terminate(pgid int, exited <-chan struct{}, grace time.Duration) {
+	_ = syscall.Kill(-pgid, syscall.SIGTERM)
+	timer := time.NewTimer(grace)
+	defer timer.Stop()
+	select {
+	case <-exited:
+	case <-timer.C:
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		<-exited
+	}
+}
+
+// stopLeftovers stops what is left of a process group whose leader pgid has
+// exited (background children): SIGTERM, then SIGKILL after grace. It
+// returns how many processes were left.
+func stopLeftovers(pgid int, grace time.Duration) int {
+	left := groupMembers(pgid)
+	if left == 0 {
+		return 0
+	}
+	_ = syscall.Kill(-pgid, syscall.SIGTERM)
+	if waitGroupGone(pgid, grace) {
+		return left
+	}
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	// SIGKILL cannot be caught; only a process stuck in the kernel outlives
+	// this wait.
+	waitGroupGone(pgid, grace)
+	return left
+}
+
+// waitGroupGone polls until the group has no live member but its leader.
+func waitGroupGone(pgid int, limit time.Duration) bool {
+	deadline := time.Now().Add(limit)
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for groupMembers(pgid) > 0 {
+		if time.Now().After(deadline) {
+			return false
+		}
+		<-tick.C
+	}
+	return true
+}
+
+// groupMembers counts the live processes of group pgid other than the
+// leader, with one scan of /proc. Zombies do not count: they are dead, and
+// a host's init may be slow to reap them.
+func groupMembers(pgid int) int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0
+	}
+	buf := make([]byte, 1024)
+	n := 0
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == pgid {
+			continue
+		}
+		st, ok := readProcStat(pid, buf)
+		if ok && st.pgrp == pgid && st.live() {
+			n++
+		}
+	}
+	return n
+}
+
+// procStat is what porch reads of a process from /proc/<pid>/stat.
+type procStat struct {
+	state byte
+	ppid  int
+	pgrp  int
+	// rssPages is the resident set size in pages.
+	rssPages int64
+}
+
+// live says the process has not exited: zombies are dead, and a host's
+// init may be slow to reap them.
+func (s procStat) live() bool { return s.state != 'Z' && s.state != 'X' }
+
+// readProcStat reads a process's state, parent, process group and resident size
+// from /proc/<pid>/stat into buf. It runs once per process on the host
+// after every step, so it uses plain system calls: os.ReadFile costs three
+// times as many (poller registration, fstat) for a file that is one read
+// long.
+func readProcStat(pid int, buf []byte) (procStat, bool) {
+	fd, err := syscall.Open("/proc/"+strconv.Itoa(pid)+"/stat", syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return procStat{}, false
+	}
+	n, err := syscall.Read(fd, buf)
+	syscall.Close(fd)
+	if err != nil || n <= 0 {
+		return procStat{}, false
+	}
+	b := buf[:n]
+	// The command name is in parentheses and may hold spaces or ")".
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return procStat{}, false
+	}
+	// fields[0] is proc(5)'s field 3 (state), so field k is fields[k-3]:
+	// ppid is 4, pgrp 5, rss 24.
+	fields := bytes.Fields(b[i+1:])
+	if len(fields) < 22 || len(fields[0]) != 1 {
+		return procStat{}, false
+	}
+	ppid, err := strconv.Atoi(string(fields[1]))
+	if err != nil {
+		return procStat{}, false
+	}
+	pgrp, err := strconv.Atoi(string(fields[2]))
+	if err != nil {
+		return procStat{}, false
+	}
+	rss, err := strconv.ParseInt(string(fields[21]), 10, 64)
+	if err != nil {
+		return procStat{}, false
+	}
+	return procStat{state: fields[0][0], ppid: ppid, pgrp: pgrp, rssPages: max(rss, 0)}, true
+}
+
+// KillChildren SIGKILLs at once the process group of each child of this
+// process (a step's processes run in a group of their own), or the child
+// alone when it shares this process's group: what a reclaimed spot VM does
+// to the steps it runs.
+func KillChildren() {
+	self, own := os.Getpid(), syscall.Getpgrp()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return
+	}
+	buf := make([]byte, 1024)
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		st, ok := readProcStat(pid, buf)
+		switch {
+		case !ok || st.ppid != self:
+		case st.pgrp != own:
+			_ = syscall.Kill(-st.pgrp, syscall.SIGKILL)
+		default:
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+}
+
+// exitDescription says how a process ended, with a shell-style exit code
+// (128+n for a signal).
+func exitDescription(st *os.ProcessState) (code int, desc string) {
+	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		sig := ws.Signal()
+		return 128 + int(sig), fmt.Sprintf("command was killed by signal %s (%v)", unix.SignalName(sig), sig)
+	}
+	code = st.ExitCode()
+	return code, fmt.Sprintf("command exited with code %d", code)
+}

@@ -1,0 +1,168 @@
+package command
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/worker"
+)
+
+// alive says whether pid is a live (not zombie) process. The host's init
+// may leave killed orphans as zombies for a while; they are dead.
+func alive(pid int) bool {
+	st, ok := readProcStat(pid, make([]byte, 1024))
+	return ok && st.live()
+}
+
+// recordPids is a shell snippet that writes the listed pids to file
+// atomically, so a reader never sees half of it.
+func recordPids(file string, pids ...string) string {
+	return "echo " + strings.Join(pids, " ") + " > " + file + ".tmp && mv " + file + ".tmp " + file
+}
+
+func readPids(t *testing.T, file string) []int {
+	t.Helper()
+	var pids []int
+	for _, f := range strings.Fields(readFile(t, file)) {
+		pid, err := strconv.Atoi(f)
+		require.NoError(t, err)
+		pids = append(pids, pid)
+	}
+	require.NotEmpty(t, pids)
+	return pids
+}
+
+// stubbornGroup is a command whose process group holds a plain background
+// sleep and a shell that ignores SIGTERM (so only SIGKILL stops it); it
+// records the pids in file, then waits for ever.
+func stubbornGroup(file string) string {
+	return `sleep 300 & p1=$!; sh -c 'trap "" TERM; while :; do sleep 1; done' & p2=$!; ` +
+		recordPids(file, "$$", "$p1", "$p2") + "; wait"
+}
+
+func TestRunCommandCancelKillsProcessGroup(t *testing.T) {
+	env, a := newEnv(t)
+	a.KillGrace = 200 * time.Millisecond
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	env.SetWorkerOptions(worker.Options{BackgroundActivityContext: ctx})
+	file := filepath.Join(t.TempDir(), "pids")
+	in := stepInput(tmpl(txt(stubbornGroup(file))))
+
+	done := make(chan error, 1)
+	go func() {
+		_, err := runStep(env, in)
+		done <- err
+	}()
+	// Waits for the command to have started its children and recorded them.
+	require.Eventually(t, func() bool { _, err := os.Stat(file); return err == nil }, 30*time.Second, 10*time.Millisecond)
+	cancel()
+	err := <-done
+	// A worker-side cancel reports the context's error; a server-side cancel
+	// (cause temporal.CanceledError) would report the activity as canceled.
+	require.ErrorContains(t, err, "context canceled")
+
+	pids := readPids(t, file)
+	for _, pid := range pids {
+		assert.False(t, alive(pid), "pid %d outlived the cancelled step", pid)
+	}
+	assert.Zero(t, groupMembers(pids[0]), "no process of the step's group is left")
+	log := readFile(t, filepath.Join(artifactsDir(a, in), "user_logs", "std_log.txt"))
+	assert.Contains(t, log, "porch: the step was stopped (context canceled)")
+}
+
+func TestRunCommandStartToCloseTimeoutKills(t *testing.T) {
+	env, a := newEnv(t)
+	a.KillGrace = 200 * time.Millisecond
+	// The activity's deadline, as StartToClose sets it on a worker.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	env.SetWorkerOptions(worker.Options{BackgroundActivityContext: ctx})
+	file := filepath.Join(t.TempDir(), "pids")
+	_, err := runStep(env, stepInput(tmpl(txt(stubbornGroup(file)))))
+	var timeout *temporal.TimeoutError
+	require.ErrorAs(t, err, &timeout)
+	pids := readPids(t, file)
+	for _, pid := range pids {
+		assert.False(t, alive(pid), "pid %d outlived the timed-out step", pid)
+	}
+	assert.Zero(t, groupMembers(pids[0]))
+}
+
+func TestRunCommandLimitsTimeout(t *testing.T) {
+	env, a := newEnv(t)
+	file := filepath.Join(t.TempDir(), "pids")
+	in := stepInput(tmpl(txt("sleep 300 & " + recordPids(file, "$$", "$!") + "; echo waiting >&2; wait")))
+	in.Command.TimeoutSeconds = 1
+	_, err := runStep(env, in)
+	appErr := appError(t, err)
+	assert.True(t, appErr.NonRetryable())
+	assert.Equal(t, CommandTimedOutType, appErr.Type())
+	assert.Contains(t, appErr.Message(), "limits.timeout of 1s")
+	assert.Contains(t, appErr.Message(), "\nwaiting")
+	for _, pid := range readPids(t, file) {
+		assert.False(t, alive(pid), "pid %d outlived limits.timeout", pid)
+	}
+	assert.Contains(t, readFile(t, filepath.Join(artifactsDir(a, in), "user_logs", "std_log.txt")), "limits.timeout")
+}
+
+func TestRunCommandStopsLeftoverChildren(t *testing.T) {
+	env, a := newEnv(t)
+	file := filepath.Join(t.TempDir(), "pids")
+	in := stepInput(tmpl(txt("sleep 300 & " + recordPids(file, "$!"))))
+	_, err := runStep(env, in)
+	require.NoError(t, err)
+	pids := readPids(t, file)
+	assert.False(t, alive(pids[0]), "the background sleep outlived its step")
+	log := readFile(t, filepath.Join(artifactsDir(a, in), "user_logs", "std_log.txt"))
+	assert.Contains(t, log, "porch: stopped 1 background processes the command left running")
+}
+
+func TestProcStatParsesOddNames(t *testing.T) {
+	st, ok := readProcStat(os.Getpid(), make([]byte, 1024))
+	require.True(t, ok)
+	assert.NotZero(t, st.state)
+	assert.Equal(t, os.Getppid(), st.ppid)
+	assert.Equal(t, syscall.Getpgrp(), st.pgrp)
+	assert.Positive(t, st.rssPages, "a running test has resident memory")
+	_, ok = readProcStat(-1, make([]byte, 1024))
+	assert.False(t, ok)
+}
+
+// TestKillChildrenKillsAStepsWholeGroup: a child in a group of its own (as
+// steps run) dies with its own children.
+func TestKillChildrenKillsAStepsWholeGroup(t *testing.T) {
+	cmd := exec.Command("/bin/sh", "-c", "sleep 600 & echo $!; wait")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	line, err := bufio.NewReader(out).ReadString('\n')
+	require.NoError(t, err)
+	sleeper, err := strconv.Atoi(strings.TrimSpace(line))
+	require.NoError(t, err)
+
+	KillChildren()
+	err = cmd.Wait()
+	var exit *exec.ExitError
+	require.True(t, errors.As(err, &exit), "%v", err)
+	ws := exit.Sys().(syscall.WaitStatus)
+	require.True(t, ws.Signaled())
+	require.Equal(t, syscall.SIGKILL, ws.Signal())
+	// The background sleep dies with its group (or is a zombie its new
+	// parent has not reaped yet).
+	require.Eventually(t, func() bool { return !alive(sleeper) }, 10*time.Second, 10*time.Millisecond,
+		"the background sleep dies with its group")
+}

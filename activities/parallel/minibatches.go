@@ -1,0 +1,334 @@
+package parallel
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/porch-pipelines/porch/activities/entryscript"
+	"github.com/porch-pipelines/porch/activities/minibatch"
+	"github.com/porch-pipelines/porch/activities/stepio"
+	"github.com/porch-pipelines/porch/compiler/plan"
+)
+
+// PlanMiniBatches splits a parallel step's input_data into mini-batches. It
+// writes the manifest and the step's settings next to the step's logs and
+// returns only counts and a reference, so nothing in a workflow's history
+// grows with the number of files or rows. When an earlier attempt of the
+// step planned the same mini-batches, its finished ones are kept and
+// counted as done.
+func (a *Activities) PlanMiniBatches(ctx context.Context, in PlanMiniBatchesInput) (ParallelPlan, error) {
+	a.RefreshDatastores(ctx)
+	if a.Home == "" {
+		return ParallelPlan{}, temporal.NewNonRetryableApplicationError(
+			"the worker has no porch home folder: set PORCH_HOME or Activities.Home", "WorkerMisconfigured", nil)
+	}
+	ref := ParallelStepRef{RunID: in.RunID, StepPath: in.StepPath, Datastore: in.DefaultDatastore}
+	if ref.Datastore == "" {
+		ref.Datastore = plan.DefaultDatastore
+	}
+	f, err := a.parallelFolders(ref)
+	if err != nil {
+		return ParallelPlan{}, err
+	}
+	data, err := a.inputData(ctx, in)
+	if err != nil {
+		return ParallelPlan{}, err
+	}
+	previous, err := f.plannedDigest(ctx)
+	if err != nil {
+		return ParallelPlan{}, fmt.Errorf("step %q: %w", in.StepPath, err)
+	}
+	sum, err := minibatch.Plan(data, f.manifest())
+	var inputErr *minibatch.InputError
+	if errors.As(err, &inputErr) {
+		return ParallelPlan{}, stepio.Invalid("step %q: input %q: %v", in.StepPath, in.Parallel.InputData, err)
+	}
+	if err != nil {
+		return ParallelPlan{}, fmt.Errorf("step %q: plan mini-batches: %w", in.StepPath, err)
+	}
+	ref.Digest = sum.Digest
+	p := ParallelPlan{
+		Ref: ref, Batches: sum.Batches, Items: sum.Items, Files: sum.Files, Bytes: sum.Bytes, Tabular: sum.Tabular,
+		Instances:   max(in.Parallel.Resources.InstanceCount, 1),
+		PerInstance: in.Parallel.MaxConcurrencyPerInstance,
+	}
+	if p.PerInstance <= 0 {
+		p.PerInstance = runtime.NumCPU()
+	}
+	if previous == sum.Digest {
+		if p.Done, err = f.countDone(ctx); err != nil {
+			return p, fmt.Errorf("step %q: count finished mini-batches: %w", in.StepPath, err)
+		}
+	} else if err := a.resetParallel(ctx, f, in); err != nil {
+		return p, fmt.Errorf("step %q: %w", in.StepPath, err)
+	}
+	// The manifest goes first and the spec, which names its digest, last:
+	// a worker that finds the spec finds the manifest it belongs to.
+	if err := f.share.publish(ctx, manifestRel); err != nil {
+		return p, fmt.Errorf("step %q: publish the manifest: %w", in.StepPath, err)
+	}
+	if err := writeJSONFile(f.spec(), parallelSpec{Input: in, Plan: p}); err != nil {
+		return p, fmt.Errorf("step %q: write %s: %w", in.StepPath, f.spec(), err)
+	}
+	if err := f.share.publish(ctx, specRel); err != nil {
+		return p, fmt.Errorf("step %q: publish spec.json: %w", in.StepPath, err)
+	}
+	if err := writeReadme(f, p); err != nil {
+		return p, fmt.Errorf("step %q: write readme: %w", in.StepPath, err)
+	}
+	notes := sum.Notes
+	if env := in.Parallel.Task.Environment; env != "" {
+		notes = append(notes, fmt.Sprintf("porch does not provision environments: %q is not set up; entry scripts run on each worker's host with its Python (porch worker --python, PORCH_PYTHON, else python3) and what is installed there", env))
+	}
+	for _, note := range notes {
+		_ = stepio.AppendLog(filepath.Join(f.logs, "sys", "porch.txt"), "porch: "+note)
+	}
+	if err := f.share.publishLogs(ctx, a.NodeName()); err != nil {
+		return p, fmt.Errorf("step %q: publish logs: %w", in.StepPath, err)
+	}
+	return p, nil
+}
+
+// plannedDigest is the digest of the manifest an earlier attempt of the
+// step planned, "" when none did.
+func (f parallelFolders) plannedDigest(ctx context.Context) (string, error) {
+	if _, err := f.share.fetch(ctx, specRel); err != nil {
+		return "", fmt.Errorf("fetch spec.json: %w", err)
+	}
+	var s parallelSpec
+	if err := readJSONFile(f.spec(), &s); err != nil {
+		return "", nil // none, or unreadable: plan afresh
+	}
+	return s.Plan.Ref.Digest, nil
+}
+
+// inputData finds the input the step splits and where it is: a path on
+// this worker, or a datastore the planner reads through its file system
+// (the input is listed and read where it is, never copied).
+func (a *Activities) inputData(ctx context.Context, in PlanMiniBatchesInput) (minibatch.Input, error) {
+	for _, inp := range in.Inputs {
+		if inp.Name != in.Parallel.InputData {
+			continue
+		}
+		if inp.Value.Kind != plan.ValueData || inp.Value.Data == nil {
+			return minibatch.Input{}, stepio.Invalid("step %q: input_data names input %q, which has no data: bind it to a uri_folder, uri_file or mltable", in.StepPath, inp.Name)
+		}
+		typ := inp.Type
+		if inp.Value.Data.Type != "" {
+			typ = inp.Value.Data.Type
+		}
+		data := minibatch.Input{Type: typ, Size: in.Parallel.MiniBatchSize, PartitionKeys: in.Parallel.PartitionKeys}
+		if d, rest, ok := a.S3Location(inp.Value.Data.Path); ok {
+			s, err := a.ObjectStore(d)
+			if err != nil {
+				return data, temporal.NewApplicationError(fmt.Sprintf("step %q: input %q: open datastore %q: %v", in.StepPath, inp.Name, d.Name, err), "DatastoreUnavailable")
+			}
+			data.FS, data.Base = s.FS(ctx), stepio.DatastorePrefix+d.Name+"/paths/"
+			data.Path = data.Base + strings.Trim(rest, "/")
+			return data, nil
+		}
+		path, set, err := a.InputValue(ctx, in.StepPath, inp, "")
+		if err != nil {
+			return minibatch.Input{}, err
+		}
+		if !set {
+			return minibatch.Input{}, stepio.Invalid("step %q: input_data names input %q, which has no data: bind it to a uri_folder, uri_file or mltable", in.StepPath, inp.Name)
+		}
+		data.Path = path
+		return data, nil
+	}
+	return minibatch.Input{}, stepio.Invalid("step %q: input_data names input %q, which the step does not have: recompile the pipeline", in.StepPath, in.Parallel.InputData)
+}
+
+// resetParallel removes what an attempt with other mini-batches left: its
+// results, logs and outputs on object storage would be mistaken for this
+// one's.
+func (a *Activities) resetParallel(ctx context.Context, f parallelFolders, in PlanMiniBatchesInput) error {
+	if err := f.share.remove(ctx, doneRel, resultsRel, "logs", "user_logs"); err != nil {
+		return fmt.Errorf("remove stale folders of an earlier attempt: %w", err)
+	}
+	for _, d := range []string{f.logs, filepath.Join(f.artifacts, "outputs"), filepath.Join(f.artifacts, "user_logs")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return fmt.Errorf("create artifacts folder: %w", err)
+		}
+	}
+	for _, out := range in.Outputs {
+		uri := out.Path
+		if uri == "" {
+			uri = plan.DefaultOutputURI(stepio.DatastoreOf(stepio.Step{DefaultDatastore: in.DefaultDatastore}), in.RunID, in.StepPath, out.Name)
+		}
+		d, rest, ok := a.S3Location(uri)
+		if !ok || out.Name == plan.ArtifactsOutput {
+			continue
+		}
+		s, err := a.ObjectStore(d)
+		if err == nil {
+			err = s.RemoveAll(ctx, rest)
+		}
+		if err != nil {
+			return temporal.NewApplicationError(fmt.Sprintf("remove output %q of an earlier attempt from datastore %q: %v", out.Name, d.Name, err), "DatastoreUnavailable")
+		}
+	}
+	return nil
+}
+
+// RunMiniBatch processes one mini-batch in one of this worker's entry-script
+// processes for the step. A mini-batch an earlier attempt finished is not
+// run again. run()'s results go to a file of their own, committed with the
+// mini-batch's done record, so FinishParallel appends each exactly once.
+func (a *Activities) RunMiniBatch(ctx context.Context, in MiniBatchInput) (MiniBatchResult, error) {
+	a.RefreshDatastores(ctx)
+	rt, err := a.parallel().get(ctx, a, in.Ref)
+	if err != nil {
+		return MiniBatchResult{}, err
+	}
+	defer rt.release()
+	if r, ok, err := rt.folders.doneRecord(ctx, in.Index); err != nil {
+		return MiniBatchResult{}, fmt.Errorf("step %q: read the done record of mini-batch %d: %w", in.Ref.StepPath, in.Index, err)
+	} else if ok {
+		r.Skipped = true
+		return r, nil
+	}
+	b, err := rt.manifest.Batch(in.Index)
+	if err != nil {
+		return MiniBatchResult{}, fmt.Errorf("step %q: read mini-batch %d: %w", in.Ref.StepPath, in.Index, err)
+	}
+	attempt := int32(1)
+	if activity.IsActivity(ctx) {
+		attempt = activity.GetInfo(ctx).Attempt
+	}
+	// The mini-batch's objects on a datastore are fetched into a folder
+	// of its own, removed when it ends: this worker reads nothing else of
+	// the input.
+	b, cleanup, err := rt.fetchBatch(ctx, b, attempt)
+	defer cleanup()
+	if err != nil {
+		return MiniBatchResult{}, fmt.Errorf("step %q: mini-batch %d: %w", in.Ref.StepPath, in.Index, err)
+	}
+	req, err := rt.request(b, attempt)
+	if err != nil {
+		return MiniBatchResult{}, err
+	}
+	// Heartbeats go out once a second while the mini-batch runs, not per
+	// phase: a heartbeat is a server round trip and a write, too dear per
+	// mini-batch. They let the server see a dead worker within the heartbeat
+	// timeout and deliver the workflow's cancel quickly; the entry script's
+	// own progress is watched by the pool (progress_update_timeout). The
+	// details are the item count, which the workflow reads when the worker
+	// vanishes.
+	stop := a.BeatWhile(ctx, func() any { return b.Items })
+	started := time.Now()
+	res, runErr := rt.pool.Run(ctx, req)
+	stop()
+	out := MiniBatchResult{Index: in.Index, Items: res.Items, Returned: res.Returned, Node: a.NodeName(), Process: res.Process, Attempt: attempt, Format: res.Format}
+	if runErr != nil {
+		return out, rt.failed(ctx, b, attempt, started, runErr)
+	}
+	rt.report(reportRow{index: in.Index, attempt: attempt, result: "succeeded", node: out.Node, process: res.Process,
+		start: started, elapsed: res.Elapsed, items: res.Items, returned: res.Returned})
+	if err := rt.commit(ctx, out, req.ResultPath); err != nil {
+		return out, fmt.Errorf("step %q: mini-batch %d: %w", in.Ref.StepPath, in.Index, err)
+	}
+	return out, nil
+}
+
+// commit makes a succeeded mini-batch's work visible: the files it wrote
+// into outputs on object storage, its result, then its done record, which
+// says the rest is there.
+func (rt *parallelRuntime) commit(ctx context.Context, out MiniBatchResult, result string) error {
+	if err := rt.outputs.upload(ctx); err != nil {
+		return err
+	}
+	f := rt.folders
+	if result != "" {
+		if _, err := os.Stat(result); err == nil {
+			if err := f.share.publish(ctx, resultOf(out.Index)); err != nil {
+				return fmt.Errorf("publish its results: %w", err)
+			}
+		}
+	}
+	if err := writeJSONFile(f.done(out.Index), out); err != nil {
+		return fmt.Errorf("record it as done: %w", err)
+	}
+	if err := f.share.publish(ctx, doneOf(out.Index)); err != nil {
+		return fmt.Errorf("record it as done: %w", err)
+	}
+	return nil
+}
+
+// failed reports a failed attempt and turns it into the activity's error.
+func (rt *parallelRuntime) failed(ctx context.Context, b minibatch.Batch, attempt int32, started time.Time, err error) error {
+	var be *entryscript.BatchError
+	if !errors.As(err, &be) {
+		if ctx.Err() != nil {
+			rt.report(reportRow{index: b.Index, attempt: attempt, result: "canceled", node: rt.node, start: started, elapsed: time.Since(started), items: b.Items})
+			return ctx.Err()
+		}
+		return fmt.Errorf("step %q: mini-batch %d: %w", rt.ref.StepPath, b.Index, err)
+	}
+	rt.report(reportRow{index: b.Index, attempt: attempt, result: "failed", node: rt.node, process: be.Process,
+		start: started, elapsed: time.Since(started), items: be.Items, returned: be.Returned, err: be.Message})
+	failure := MiniBatchFailure{Index: b.Index, Kind: be.Kind, Items: max(be.Items, b.Items), Returned: be.Returned,
+		Node: rt.node, Process: be.Process, Attempt: attempt, Log: rt.entryScriptLog(be.Process)}
+	msg := fmt.Sprintf("mini-batch %d (attempt %d, %s/%s): %s", b.Index, attempt, rt.node, be.Process, be.Message)
+	if be.Traceback != "" {
+		msg += "\n" + stepio.LastLines(be.Traceback, 20)
+	}
+	// Other nodes cannot read this node's logs until it publishes them: a
+	// failure's traces go out now (best effort), for job_error.txt.
+	if err := rt.folders.share.publishLogs(ctx, rt.node); err != nil {
+		rt.log(fmt.Sprintf("porch: publishing the logs of node %s: %v", rt.node, err))
+	}
+	if be.Kind == entryscript.KindInitFailed {
+		return temporal.NewNonRetryableApplicationError(msg, EntryScriptInitFailedType, nil, failure)
+	}
+	return temporal.NewApplicationError(msg, MiniBatchFailedType, failure)
+}
+
+// recordHeartbeat records a heartbeat when ctx is an activity's.
+func recordHeartbeat(ctx context.Context, details ...any) {
+	if activity.IsActivity(ctx) {
+		activity.RecordHeartbeat(ctx, details...)
+	}
+}
+
+// ListPendingMiniBatches pages through the mini-batches that no attempt has
+// finished, so a resumed step runs only those without an activity per
+// finished one.
+func (a *Activities) ListPendingMiniBatches(ctx context.Context, in ListPendingInput) (PendingMiniBatches, error) {
+	a.RefreshDatastores(ctx)
+	f, err := a.parallelFolders(in.Ref)
+	if err != nil {
+		return PendingMiniBatches{}, err
+	}
+	spec, err := f.readSpec(ctx, in.Ref.StepPath, in.Ref.Digest)
+	if err != nil {
+		return PendingMiniBatches{}, err
+	}
+	n := spec.Plan.Batches
+	out := PendingMiniBatches{Next: n}
+	done := doneSet{f: f}
+	for i := in.From; i < n; i++ {
+		if len(out.Indexes) == in.Limit {
+			out.Next = i
+			break
+		}
+		ok, err := done.has(ctx, i)
+		if err != nil {
+			return out, fmt.Errorf("step %q: list finished mini-batches: %w", in.Ref.StepPath, err)
+		}
+		if !ok {
+			out.Indexes = append(out.Indexes, i)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,114 @@
+package parallel
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/porch-pipelines/porch/activities/internal/testpython"
+	"github.com/porch-pipelines/porch/activities/stepio"
+	"github.com/porch-pipelines/porch/compiler/plan"
+)
+
+// TestPython is the interpreter for entry scripts: PORCH_PYTHON, Debian's
+// /usr/bin/python3, else python3 on PATH.
+
+// echoScript returns its files' names and notes shutdown() in a file.
+const echoScript = `import os, sys
+
+def run(mini_batch):
+    return [os.path.basename(p) for p in mini_batch]
+
+def shutdown():
+    with open(os.environ["SHUTDOWN_LOG"], "a") as f:
+        f.write("%d\n" % os.getpid())
+`
+
+func TestMiniBatchesShareProcessesAndIdleOnesShutDown(t *testing.T) {
+	home, dir := t.TempDir(), t.TempDir()
+	data := filepath.Join(dir, "data")
+	require.NoError(t, os.MkdirAll(data, 0o755))
+	for i := range 12 {
+		require.NoError(t, os.WriteFile(filepath.Join(data, fmt.Sprintf("f%02d.txt", i)), nil, 0o644))
+	}
+	code := filepath.Join(dir, "src")
+	require.NoError(t, os.MkdirAll(code, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(code, "echo.py"), []byte(echoScript), 0o644))
+	shutdownLog := filepath.Join(dir, "shutdown.log")
+
+	a := &Activities{Host: &stepio.Host{Home: home, Node: "n1"}, Python: testpython.Interpreter(t), IdleShutdown: 200 * time.Millisecond}
+	defer a.Close(context.Background())
+	in := PlanMiniBatchesInput{
+		RunID: "run1", StepPath: "echo", DefaultDatastore: "ws",
+		Parallel: plan.Parallel{
+			InputData: "data", MiniBatchSize: "2", MaxConcurrencyPerInstance: 3,
+			Resources: plan.Resources{InstanceCount: 1},
+			Retry:     plan.ParallelRetry{TimeoutSeconds: 30}, TaskOverheadTimeoutSeconds: 30,
+			Task:                 plan.ParallelTask{Code: code, EntryScript: "echo.py", AppendRowTo: "out"},
+			EnvironmentVariables: map[string]string{"SHUTDOWN_LOG": shutdownLog},
+		},
+		Inputs:  []plan.Input{{Name: "data", Type: "uri_folder", Value: plan.Value{Kind: plan.ValueData, Data: &plan.Data{Type: "uri_folder", Path: data}}}},
+		Outputs: []plan.Output{{Name: "out", Type: "uri_folder", Path: plan.DefaultOutputURI("ws", "run1", "echo", "out")}},
+	}
+	p, err := a.PlanMiniBatches(context.Background(), in)
+	require.NoError(t, err)
+	require.Equal(t, 6, p.Batches)
+	require.Equal(t, 3, p.PerInstance)
+
+	// Six mini-batches from six goroutines at once: they share the one
+	// runtime and its three processes.
+	var wg sync.WaitGroup
+	results := make([]MiniBatchResult, p.Batches)
+	for i := range p.Batches {
+		wg.Go(func() {
+			r, err := a.RunMiniBatch(context.Background(), MiniBatchInput{Ref: p.Ref, Index: i})
+			assert.NoError(t, err)
+			results[i] = r
+		})
+	}
+	wg.Wait()
+	processes := map[string]bool{}
+	for i, r := range results {
+		assert.Equal(t, 2, r.Returned, "mini-batch %d", i)
+		processes[r.Process] = true
+	}
+	assert.LessOrEqual(t, len(processes), 3)
+
+	again, err := a.RunMiniBatch(context.Background(), MiniBatchInput{Ref: p.Ref, Index: 4})
+	require.NoError(t, err)
+	assert.True(t, again.Skipped, "a finished mini-batch is not run again")
+
+	// Waits for the reaper to find the step idle and call shutdown() in
+	// every process it started.
+	require.Eventually(t, func() bool {
+		data, _ := os.ReadFile(shutdownLog)
+		return strings.Count(string(data), "\n") == len(processes)
+	}, 10*time.Second, 20*time.Millisecond)
+
+	res, err := a.FinishParallel(context.Background(), FinishParallelInput{
+		Progress:  ProgressInput{Ref: p.Ref, Counters: ParallelCounters{Batches: 6, Succeeded: 6}},
+		Succeeded: true,
+	})
+	require.NoError(t, err)
+	var out string
+	for _, o := range res.Outputs {
+		if o.Name == "out" {
+			out = o.Path
+		}
+	}
+	got, err := os.ReadFile(filepath.Join(out, plan.AppendRowFileName))
+	require.NoError(t, err)
+	var want strings.Builder
+	for i := range 12 {
+		fmt.Fprintf(&want, "f%02d.txt\n", i)
+	}
+	assert.Equal(t, want.String(), string(got))
+}

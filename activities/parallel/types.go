@@ -1,0 +1,172 @@
+package parallel
+
+import (
+	"time"
+
+	"github.com/porch-pipelines/porch/activities/stepio"
+	"github.com/porch-pipelines/porch/compiler/plan"
+)
+
+// Activity type names of parallel steps.
+const (
+	PlanMiniBatchesName        = "PlanMiniBatches"
+	RunMiniBatchName           = "RunMiniBatch"
+	ListPendingMiniBatchesName = "ListPendingMiniBatches"
+	ReportParallelProgressName = "ReportParallelProgress"
+	FinishParallelName         = "FinishParallel"
+	MonitorResourcesName       = "MonitorResources"
+)
+
+// Application error types of parallel steps.
+const (
+	// MiniBatchFailedType is a mini-batch whose run() raised, returned too
+	// few results, timed out or crashed its process. It is retried as
+	// retry_settings says. Its details are one MiniBatchFailure.
+	MiniBatchFailedType = "MiniBatchFailed"
+	// EntryScriptInitFailedType is an entry script whose init() failed (or
+	// whose imports did): no mini-batch can run, so the step fails at once.
+	EntryScriptInitFailedType = "EntryScriptInitFailed"
+)
+
+// NodeTaskQueue is the task queue only the worker called node polls: the
+// resource monitor of a node runs there.
+func NodeTaskQueue(node string) string { return plan.DefaultTaskQueue + "-node-" + node }
+
+// ParallelStepRef names one parallel step's files: what every mini-batch
+// activity carries instead of the step's settings, which the planner wrote
+// next to the manifest.
+type ParallelStepRef struct {
+	RunID     string `json:"run_id"`
+	StepPath  string `json:"step_path"`
+	Datastore string `json:"datastore"`
+	// Digest identifies the manifest the planner wrote; a worker's cached
+	// state for another digest is stale.
+	Digest string `json:"digest,omitempty"`
+}
+
+// PlanMiniBatchesInput is a parallel step as the workflow resolved it.
+type PlanMiniBatchesInput struct {
+	RunID            string        `json:"run_id"`
+	StepPath         string        `json:"step_path"`
+	DefaultDatastore string        `json:"default_datastore"`
+	Parallel         plan.Parallel `json:"parallel"`
+	// Inputs and Outputs are resolved as for a command step.
+	Inputs  []plan.Input  `json:"inputs,omitempty"`
+	Outputs []plan.Output `json:"outputs,omitempty"`
+	// SubmittedBy is the user who submitted the run.
+	SubmittedBy string `json:"submitted_by,omitempty"`
+}
+
+// ParallelPlan is what planning found: counts and a reference, never the
+// mini-batches themselves.
+type ParallelPlan struct {
+	Ref       ParallelStepRef `json:"ref"`
+	Batches   int             `json:"batches"`
+	Items     int64           `json:"items"`
+	Files     int             `json:"files"`
+	Bytes     int64           `json:"bytes"`
+	Tabular   bool            `json:"tabular,omitempty"`
+	Instances int             `json:"instances"`
+	// PerInstance is max_concurrency_per_instance, or the planning
+	// worker's CPU cores when the step left it unset.
+	PerInstance int `json:"per_instance"`
+	// Done counts the mini-batches an earlier attempt of this step already
+	// processed for the same manifest: they are not run again.
+	Done int `json:"done,omitempty"`
+}
+
+// MiniBatchInput asks a worker to process one mini-batch.
+type MiniBatchInput struct {
+	Ref   ParallelStepRef `json:"ref"`
+	Index int             `json:"index"`
+}
+
+// MiniBatchResult is a processed mini-batch.
+type MiniBatchResult struct {
+	Index    int    `json:"index"`
+	Items    int    `json:"items"`
+	Returned int    `json:"returned"`
+	Node     string `json:"node"`
+	Process  string `json:"process,omitempty"`
+	Attempt  int32  `json:"attempt"`
+	// Skipped is set when an earlier attempt of the step had already
+	// processed the mini-batch.
+	Skipped bool `json:"skipped,omitempty"`
+	// Format is how run()'s result was saved for append_row_to: "csv" (a
+	// DataFrame with its header) or "lines".
+	Format string `json:"format,omitempty"`
+}
+
+// MiniBatchFailure details a failed mini-batch attempt.
+type MiniBatchFailure struct {
+	Index    int    `json:"index"`
+	Kind     string `json:"kind"`
+	Items    int    `json:"items"`
+	Returned int    `json:"returned"`
+	Node     string `json:"node"`
+	Process  string `json:"process,omitempty"`
+	Attempt  int32  `json:"attempt"`
+	// Log is the entry-script log of the process that failed.
+	Log string `json:"log,omitempty"`
+}
+
+// ListPendingInput asks for the mini-batches from From on that are not done.
+type ListPendingInput struct {
+	Ref   ParallelStepRef `json:"ref"`
+	From  int             `json:"from"`
+	Limit int             `json:"limit"`
+}
+
+// PendingMiniBatches is a page of mini-batches still to process.
+type PendingMiniBatches struct {
+	Indexes []int `json:"indexes,omitempty"`
+	// Next is where the next page starts; Next == the manifest's length
+	// means there is none.
+	Next int `json:"next"`
+}
+
+// ParallelCounters are a parallel step's progress.
+type ParallelCounters struct {
+	Batches     int   `json:"batches"`
+	Succeeded   int   `json:"succeeded"`
+	Failed      int   `json:"failed"`
+	Skipped     int   `json:"skipped,omitempty"`
+	Running     int   `json:"running"`
+	Items       int64 `json:"items"`
+	FailedItems int64 `json:"failed_items"`
+}
+
+// Processed is how many mini-batches have ended.
+func (c ParallelCounters) Processed() int { return c.Succeeded + c.Failed }
+
+// ProgressInput records a parallel step's progress in its logs.
+type ProgressInput struct {
+	Ref      ParallelStepRef  `json:"ref"`
+	Started  time.Time        `json:"started"`
+	At       time.Time        `json:"at"`
+	Counters ParallelCounters `json:"counters"`
+}
+
+// FinishParallelInput ends a parallel step.
+type FinishParallelInput struct {
+	Progress ProgressInput `json:"progress"`
+	// Succeeded says whether the step succeeded; Reason is why it failed.
+	Succeeded bool   `json:"succeeded"`
+	Reason    string `json:"reason,omitempty"`
+	// ParentPath is the enclosing pipeline's path, where
+	// copy_logs_to_parent copies the step's summary ("" = the root run).
+	ParentPath string `json:"parent_path,omitempty"`
+}
+
+// FinishParallelResult says where the step's outputs landed.
+type FinishParallelResult struct {
+	LogDir  string                  `json:"log_dir"`
+	Outputs []stepio.OutputLocation `json:"outputs,omitempty"`
+}
+
+// MonitorInput samples one node's resource usage while a step runs.
+type MonitorInput struct {
+	Ref             ParallelStepRef `json:"ref"`
+	Node            string          `json:"node"`
+	IntervalSeconds int             `json:"interval_seconds"`
+}

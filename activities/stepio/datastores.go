@@ -1,0 +1,131 @@
+package stepio
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/porch-pipelines/porch/compiler/plan"
+)
+
+// datastoreRefresh is how long a worker trusts its copy of the registered
+// datastores.
+const datastoreRefresh = 5 * time.Second
+
+// datastores is the registered datastores as this worker last read them.
+type datastores struct {
+	mu     sync.Mutex
+	read   time.Time
+	byName map[string]plan.Datastore
+}
+
+// RefreshDatastores reads the registered datastores when the worker's copy
+// is older than datastoreRefresh. A failed read keeps the old copy: the
+// catalogue is the server's, and a step should not fail on a blip.
+func (h *Host) RefreshDatastores(ctx context.Context) {
+	if h.Datastores == nil {
+		return
+	}
+	h.stores.mu.Lock()
+	fresh := time.Since(h.stores.read) < datastoreRefresh
+	h.stores.mu.Unlock()
+	if fresh {
+		return
+	}
+	list, err := h.Datastores(ctx)
+	if err != nil {
+		return
+	}
+	byName := make(map[string]plan.Datastore, len(list))
+	for _, d := range list {
+		byName[d.Name] = d
+	}
+	h.stores.mu.Lock()
+	h.stores.byName, h.stores.read = byName, time.Now()
+	h.stores.mu.Unlock()
+}
+
+// LocalPath maps a data URI to this worker's path, through its copy of the
+// registered datastores.
+func (h *Host) LocalPath(uri string) (string, error) {
+	h.stores.mu.Lock()
+	byName := h.stores.byName
+	h.stores.mu.Unlock()
+	return mapPath(h.Home, byName, uri)
+}
+
+// ArtifactsPath is where a step's artifacts (logs, porch's state) live on
+// this worker: in a local datastore's folder, and under the porch home when
+// the datastore is an object store.
+func (h *Host) ArtifactsPath(uri string) (string, error) {
+	if _, _, ok := h.S3Location(uri); ok {
+		return LocalPath(h.Home, uri)
+	}
+	return h.LocalPath(uri)
+}
+
+// MapPath maps a data URI to a local path: on a registered local datastore
+// its folder, else the porch home's (LocalPath). The CLI uses it to show
+// where outputs landed.
+func MapPath(home string, stores []plan.Datastore, uri string) (string, error) {
+	byName := make(map[string]plan.Datastore, len(stores))
+	for _, d := range stores {
+		byName[d.Name] = d
+	}
+	return mapPath(home, byName, uri)
+}
+
+func mapPath(home string, byName map[string]plan.Datastore, uri string) (string, error) {
+	name, rest, ok := splitDatastoreURI(uri)
+	if !ok {
+		return LocalPath(home, uri)
+	}
+	d, found := byName[name]
+	if !found {
+		return LocalPath(home, uri)
+	}
+	switch d.Type {
+	case plan.DatastoreLocal:
+		for _, seg := range strings.Split(rest, "/") {
+			if seg == ".." {
+				return "", fmt.Errorf("datastore URI %q leaves its datastore with \"..\": give a path inside the datastore", uri)
+			}
+		}
+		return filepath.Join(d.Path, filepath.FromSlash(path.Clean("/"+rest))), nil
+	default:
+		return "", fmt.Errorf("datastore %q is of type %s, which this version of porch does not read yet: register a local datastore instead (porch datastore create -f)", name, d.Type)
+	}
+}
+
+// splitDatastoreURI splits azureml://datastores/<name>/paths/<rest>.
+func splitDatastoreURI(uri string) (name, rest string, ok bool) {
+	tail, found := strings.CutPrefix(uri, DatastorePrefix)
+	if !found {
+		return "", "", false
+	}
+	name, rest, ok = strings.Cut(tail, "/paths/")
+	if !ok {
+		name, ok = strings.CutSuffix(tail, "/paths")
+	}
+	return name, rest, ok && name != "" && !strings.Contains(name, "/")
+}
+
+// S3Location says whether uri is on one of stores that is an s3 datastore:
+// which one, and the path inside it. The CLI uses it to read what workers
+// copied there.
+func S3Location(stores []plan.Datastore, uri string) (plan.Datastore, string, bool) {
+	name, rest, ok := splitDatastoreURI(uri)
+	if !ok {
+		return plan.Datastore{}, "", false
+	}
+	for _, d := range stores {
+		if d.Name == name && d.Type == plan.DatastoreS3 {
+			return d, rest, true
+		}
+	}
+	return plan.Datastore{}, "", false
+}

@@ -1,0 +1,112 @@
+package workflows
+
+import (
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/porch-pipelines/porch/activities/parallel"
+	"github.com/porch-pipelines/porch/activities/stepio"
+)
+
+// sawNode starts the resource monitor on a node the step uses for the
+// first time in this run.
+func (r *parallelRun) sawNode(ctx workflow.Context, node string) {
+	if node == "" {
+		return
+	}
+	known := false
+	for _, n := range r.st.Nodes {
+		known = known || n == node
+	}
+	if !known {
+		r.st.Nodes = append(r.st.Nodes, node)
+	}
+	r.startMonitor(ctx, node)
+}
+
+// startMonitor runs MonitorResources on the node's own queue. It is never
+// waited for: the step's end cancels it, and a node that dies takes its
+// monitor with it.
+func (r *parallelRun) startMonitor(ctx workflow.Context, node string) {
+	interval := r.in.Plan.Parallel.ResourceMonitorIntervalSeconds
+	if interval <= 0 || r.monitors[node] {
+		return
+	}
+	if r.monitors == nil {
+		r.monitors = map[string]bool{}
+	}
+	r.monitors[node] = true
+	mctx, cancel := workflow.WithCancel(ctx)
+	r.stopMonitors = append(r.stopMonitors, cancel)
+	mctx = workflow.WithActivityOptions(mctx, workflow.ActivityOptions{
+		TaskQueue:           parallel.NodeTaskQueue(node),
+		StartToCloseTimeout: noTimeout,
+		HeartbeatTimeout:    time.Minute,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
+	})
+	workflow.ExecuteActivity(mctx, parallel.MonitorResourcesName,
+		parallel.MonitorInput{Ref: r.st.Plan.Ref, Node: node, IntervalSeconds: interval})
+}
+
+// reportProgress adds a line to the progress overview now and then.
+func (r *parallelRun) reportProgress(ctx workflow.Context) {
+	now := workflow.Now(ctx)
+	if now.Sub(r.st.LastReport) < progressEvery {
+		return
+	}
+	r.st.LastReport = now
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		TaskQueue:           r.bookkeepingQueue(),
+		StartToCloseTimeout: time.Minute,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
+	})
+	workflow.ExecuteActivity(actx, parallel.ReportParallelProgressName, r.progressInput(now))
+}
+
+func (r *parallelRun) progressInput(now time.Time) parallel.ProgressInput {
+	return parallel.ProgressInput{Ref: r.st.Plan.Ref, Started: r.st.Started, At: now, Counters: r.st.Counters}
+}
+
+// finish runs FinishParallel (even when the step was cancelled, so the
+// entry-script processes stop and the logs say how it ended) and returns
+// the step's result.
+func (r *parallelRun) finish(ctx workflow.Context, outcome batchOutcome) (ParallelStepResult, error) {
+	r.progress.Phase = PhaseFinishing
+	for _, stop := range r.stopMonitors {
+		stop()
+	}
+	fctx := ctx
+	if ctx.Err() != nil {
+		fctx, _ = workflow.NewDisconnectedContext(ctx)
+	}
+	fctx = workflow.WithActivityOptions(fctx, workflow.ActivityOptions{
+		TaskQueue:           r.queue(),
+		StartToCloseTimeout: planTimeout,
+		HeartbeatTimeout:    5 * time.Minute,
+		RetryPolicy: &temporal.RetryPolicy{
+			MaximumAttempts:        infraAttempts,
+			NonRetryableErrorTypes: []string{stepio.InvalidStepType},
+		},
+	})
+	in := parallel.FinishParallelInput{
+		Progress:   r.progressInput(workflow.Now(ctx)),
+		Succeeded:  outcome.err == nil,
+		ParentPath: r.in.ParentPath,
+	}
+	if outcome.err != nil {
+		in.Reason = ErrorMessage(outcome.err)
+	}
+	var res parallel.FinishParallelResult
+	ferr := workflow.ExecuteActivity(fctx, parallel.FinishParallelName, in).Get(fctx, &res)
+	r.progress.Phase = PhaseDone
+	if outcome.err != nil {
+		r.progress.Reason = in.Reason
+		return ParallelStepResult{}, outcome.err
+	}
+	if ferr != nil {
+		return ParallelStepResult{}, ferr
+	}
+	return ParallelStepResult{LogDir: res.LogDir, Outputs: res.Outputs, Counters: r.st.Counters}, nil
+}
