@@ -27,10 +27,19 @@ type Bindings struct {
 	// Mounts are the inputs on s3 datastores mounted for the command;
 	// unmount them when it ends.
 	Mounts mountSet
+	// staged are the outputs on local datastores the attempt writes in
+	// staging (Folders.Attempt), published when it succeeds.
+	staged []staged
 }
 
-// Output is the local path of the output called name.
+// Output is the local path the command writes the output called name to:
+// its staging folder when the attempt stages it.
 func (b Bindings) Output(name string) (string, bool) {
+	for _, s := range b.staged {
+		if s.name == name {
+			return s.path(), true
+		}
+	}
 	for _, o := range b.Outputs {
 		if o.Name == name {
 			return o.Path, true
@@ -79,8 +88,15 @@ func (h *Host) Bind(ctx context.Context, in Step, f Folders) (b Bindings, err er
 			return b, err
 		}
 		b.Outputs = append(b.Outputs, loc)
-		if up != nil {
+		switch {
+		case up != nil:
 			b.Uploads = append(b.Uploads, *up)
+		case f.Attempt != "":
+			st, err := stage(out.Name, loc.Path, f.Attempt, out.Type == "uri_file")
+			if err != nil {
+				return b, fmt.Errorf("step %q: prepare the staging folder of output %q: %w", in.StepPath, out.Name, err)
+			}
+			b.staged = append(b.staged, st)
 		}
 	}
 	if !artifactsDeclared {
@@ -192,7 +208,8 @@ func (h *Host) outputLocation(in Step, out plan.Output, f Folders) (OutputLocati
 		return OutputLocation{}, nil, Invalid("step %q: output %q: %v", in.StepPath, out.Name, err)
 	}
 	dir := p
-	if out.Type == "uri_file" {
+	if out.Type == "uri_file" || (up == nil && f.Attempt != "") {
+		// A staged output's own folder appears when it is published.
 		dir = filepath.Dir(p)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
