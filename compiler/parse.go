@@ -174,6 +174,7 @@ func (p *parser) parseSteps(name string, jobs entry) []*stepAST {
 	}
 	var steps []*stepAST
 	for _, e := range entries(jobs.val) {
+		p.checkStepName(name, e)
 		if s := p.parseStep(name, e); s != nil {
 			s.index = len(steps)
 			steps = append(steps, s)

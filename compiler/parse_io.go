@@ -36,7 +36,9 @@ func (p *parser) parseInputs(name string, n *yaml.Node, ctx inputCtx) []*inputAS
 		return nil
 	}
 	var out []*inputAST
-	for _, e := range entries(n) {
+	list := entries(n)
+	p.checkIONames(name, "input", list)
+	for _, e := range list {
 		if in := p.parseInput(name, e, ctx); in != nil {
 			out = append(out, in)
 		}
@@ -140,7 +142,9 @@ func (p *parser) parseOutputs(name string, n *yaml.Node) []*outputAST {
 		return nil
 	}
 	var out []*outputAST
-	for _, e := range entries(n) {
+	list := entries(n)
+	p.checkIONames(name, "output", list)
+	for _, e := range list {
 		o := &outputAST{Name: e.key.Value, Pos: nodePos(name, e.key)}
 		v := e.val
 		switch {
