@@ -3,6 +3,7 @@ package compiler
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/porch-pipelines/porch/compiler/plan"
 )
@@ -93,6 +94,10 @@ func valueLit(v *valueAST) *scalarAST {
 // catalogue, checking the asset fits an input of type want ("" for
 // untyped), and refuses registry references.
 func (c *checker) checkDataPath(s *scalarAST, want string) {
+	if name, rest, ok := plan.SplitDatastoreURI(strings.TrimSpace(s.Value)); ok {
+		c.checkDatastorePath("data", s, name, rest)
+		return
+	}
 	switch {
 	case !remoteRef(s.Value):
 	case !catalogRef(s.Value):

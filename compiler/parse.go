@@ -162,6 +162,7 @@ func (p *parser) parseSettings(name string, e entry) settingsAST {
 	}
 	s.DefaultCompute = p.scalar(name, f["default_compute"])
 	s.DefaultDatastore = p.scalar(name, f["default_datastore"])
+	p.checkDefaultDatastore(s.DefaultDatastore)
 	s.ContinueOnStepFailure = p.boolean(name, f["continue_on_step_failure"])
 	s.ForceRerun = p.boolean(name, f["force_rerun"])
 	return s

@@ -164,8 +164,11 @@ func (p *parser) parseOutputs(name string, n *yaml.Node) []*outputAST {
 			o.Type = p.str(name, f["type"])
 			o.Mode = p.str(name, f["mode"])
 			o.Path = p.scalar(name, f["path"])
-			if o.Path != nil && isWholeBinding(o.Path.Value) {
+			switch {
+			case o.Path != nil && isWholeBinding(o.Path.Value):
 				o.Ref, o.Path = p.parseBinding(o.Path), nil
+			case o.Path != nil:
+				p.checkOutputPath(o.Name, o.Path)
 			}
 		default:
 			p.errorf(nodePos(name, v), "write a mapping with type:, mode: or path:", "output %q must be a mapping, found %s", o.Name, kindName(v))
