@@ -257,11 +257,26 @@ func (p *parser) integer(name string, e entry) int {
 	if s == nil {
 		return 0
 	}
+	if p.bindingNotLiteral(s.Pos, e.key.Value, s.Value) {
+		return 0
+	}
 	n, ok := parseInt(s.Value)
 	if !ok {
 		p.errorf(s.Pos, "write a whole number", "%q must be an integer, found %q", e.key.Value, s.Value)
 	}
 	return int(n)
+}
+
+// bindingNotLiteral reports a ${{...}} binding written where porch needs a
+// literal integer (a run setting), and whether v was one.
+func (p *parser) bindingNotLiteral(pos plan.Pos, what, v string) bool {
+	if !strings.Contains(v, "${{") {
+		return false
+	}
+	p.errorf(pos, "write a whole number: porch settles run settings when it compiles the pipeline, before any input is bound "+
+		"(Azure ML resolves such a binding in a pipeline step; porch does not yet)",
+		"%q must be a literal integer, found the binding %q", what, strings.TrimSpace(v))
+	return true
 }
 
 // stringMap reads a mapping of scalars (tags, environment variables).
