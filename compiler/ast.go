@@ -43,6 +43,9 @@ type settingsAST struct {
 	DefaultDatastore      *scalarAST
 	ContinueOnStepFailure bool
 	ForceRerun            bool
+	// OnInit and OnFinalize name the setup and teardown steps, which
+	// porch refuses.
+	OnInit, OnFinalize *scalarAST
 }
 
 // scalarAST is a scalar as written, with its YAML tag (!!str, !!int, ...).

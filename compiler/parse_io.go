@@ -36,7 +36,9 @@ func (p *parser) parseInputs(name string, n *yaml.Node, ctx inputCtx) []*inputAS
 		return nil
 	}
 	var out []*inputAST
-	for _, e := range entries(n) {
+	list := entries(n)
+	p.checkIONames(name, "input", list)
+	for _, e := range list {
 		if in := p.parseInput(name, e, ctx); in != nil {
 			out = append(out, in)
 		}
@@ -140,7 +142,9 @@ func (p *parser) parseOutputs(name string, n *yaml.Node) []*outputAST {
 		return nil
 	}
 	var out []*outputAST
-	for _, e := range entries(n) {
+	list := entries(n)
+	p.checkIONames(name, "output", list)
+	for _, e := range list {
 		o := &outputAST{Name: e.key.Value, Pos: nodePos(name, e.key)}
 		v := e.val
 		switch {
@@ -160,8 +164,11 @@ func (p *parser) parseOutputs(name string, n *yaml.Node) []*outputAST {
 			o.Type = p.str(name, f["type"])
 			o.Mode = p.str(name, f["mode"])
 			o.Path = p.scalar(name, f["path"])
-			if o.Path != nil && isWholeBinding(o.Path.Value) {
+			switch {
+			case o.Path != nil && isWholeBinding(o.Path.Value):
 				o.Ref, o.Path = p.parseBinding(o.Path), nil
+			case o.Path != nil:
+				p.checkOutputPath(o.Name, o.Path)
 			}
 		default:
 			p.errorf(nodePos(name, v), "write a mapping with type:, mode: or path:", "output %q must be a mapping, found %s", o.Name, kindName(v))

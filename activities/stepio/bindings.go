@@ -191,6 +191,9 @@ func (h *Host) outputLocation(in Step, out plan.Output, f Folders) (OutputLocati
 	if strings.Contains(uri, "${{") {
 		return OutputLocation{}, nil, Invalid("step %q: output %q has an unresolved path %q: the workflow must substitute ${{...}}", in.StepPath, out.Name, uri)
 	}
+	if err := outputInDatastore(uri); err != nil {
+		return OutputLocation{}, nil, Invalid("step %q: output %q: %v", in.StepPath, out.Name, err)
+	}
 	var up *Upload
 	p, err := h.LocalPath(uri)
 	if d, rest, ok := h.S3Location(uri); ok {
@@ -216,6 +219,20 @@ func (h *Host) outputLocation(in Step, out plan.Output, f Folders) (OutputLocati
 		return OutputLocation{}, nil, fmt.Errorf("step %q: create folder of output %q: %w", in.StepPath, out.Name, err)
 	}
 	return OutputLocation{Name: out.Name, URI: uri, Path: p}, up, nil
+}
+
+// outputInDatastore refuses an output URI that is not a path inside a
+// datastore. The compiler refuses such paths; this keeps a plan built
+// otherwise from writing anywhere on the host.
+func outputInDatastore(uri string) error {
+	name, rest, ok := plan.SplitDatastoreURI(uri)
+	switch {
+	case !ok:
+		return fmt.Errorf("path %q is in no datastore: porch writes outputs only to %s<name>/paths/<path>", uri, DatastorePrefix)
+	case !plan.ValidDatastoreName(name):
+		return fmt.Errorf("path %q names datastore %q: expected a datastore name (letters, digits, '_', '-' and '.')", uri, name)
+	}
+	return insideDatastore(uri, rest)
 }
 
 // Render renders the step's command line.
