@@ -4,7 +4,10 @@ import (
 	"context"
 	"encoding/hex"
 	"errors"
+	"fmt"
+	"html"
 	"net"
+	"net/http"
 	"os"
 	"slices"
 	"strconv"
@@ -16,7 +19,7 @@ import (
 
 // TestInsecureIPKeepsInternalServicesOnLoopback starts a server on every
 // interface: the frontend and the UI listen there, history, matching and
-// worker on 127.0.0.1 only, and the log warns.
+// worker on 127.0.0.1 only, and the log and the UI warn.
 func TestInsecureIPKeepsInternalServicesOnLoopback(t *testing.T) {
 	t.Parallel()
 	uiPort, err := FreePort()
@@ -48,8 +51,21 @@ func TestInsecureIPKeepsInternalServicesOnLoopback(t *testing.T) {
 		conn.Close()
 	}
 
+	warning := InsecureWarning("0.0.0.0")
 	require.Contains(t, logs.String(), "level=WARN msg=\"INSECURE: the Temporal server and its web UI listen on 0.0.0.0")
 
+	ui := fmt.Sprintf("http://127.0.0.1:%d", uiPort)
+	body, resp := get(t, ui+"/namespaces/default/workflows")
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Contains(t, body, `<body><div role="alert"`, "the banner opens the page")
+	require.Contains(t, body, html.EscapeString(warning))
+	require.Contains(t, body, "_app/immutable", "the rest of the Temporal UI's page")
+	// The UI's API still answers through the banner's proxy.
+	body, resp = get(t, ui+"/api/v1/namespaces/default")
+	require.Equal(t, http.StatusOK, resp.StatusCode, body)
+	require.Contains(t, resp.Header.Get("Content-Type"), "application/json")
+	require.Contains(t, body, `"name": "default"`)
+	require.NotContains(t, body, "INSECURE")
 }
 
 func TestNonLoopbackIPNeedsInsecure(t *testing.T) {
@@ -62,6 +78,17 @@ func TestNonLoopbackIPNeedsInsecure(t *testing.T) {
 		require.ErrorIs(t, err, ErrNotLoopback, ip)
 		require.ErrorContains(t, err, "IP "+ip+" is not a loopback address: the server has no TLS and no authentication")
 	}
+}
+
+func TestLoopbackIPHasNoBanner(t *testing.T) {
+	t.Parallel()
+	uiPort, err := FreePort()
+	require.NoError(t, err)
+	var logs lockedBuffer
+	s := startServer(t, Options{UIPort: uiPort, LogWriter: &logs})
+	body, _ := get(t, s.UIAddress()+"/")
+	require.NotContains(t, body, `role="alert"`)
+	require.NotContains(t, logs.String(), "INSECURE")
 }
 
 // listeners returns the addresses listening on TCP port, from the kernel's

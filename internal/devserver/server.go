@@ -40,7 +40,8 @@ type Options struct {
 	// Insecure allows an IP that is not loopback. The server has no TLS
 	// and no authentication, so whoever reaches the frontend or the UI
 	// can start, read and cancel workflows, and porch's workers run their
-	// steps as the user who started them. Start then logs InsecureWarning.
+	// steps as the user who started them. Start then logs InsecureWarning
+	// and the UI shows it at the top of its pages.
 	Insecure bool
 	// SearchAttributes are registered (idempotently) on Namespace at start: name -> type.
 	SearchAttributes map[string]enumspb.IndexedValueType
@@ -124,11 +125,13 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		_ = s.Stop()
 		return nil, fmt.Errorf("embedded temporal: %w", err)
 	}
+	var banner string
 	if !isLoopback(opts.IP) {
-		logger.Warn(InsecureWarning(opts.IP))
+		banner = InsecureWarning(opts.IP)
+		logger.Warn(banner)
 	}
 	if opts.UIPort != 0 {
-		ui, err := startUI(ctx, opts.IP, opts.UIPort, s.frontend)
+		ui, err := startUI(ctx, opts.IP, opts.UIPort, s.frontend, banner)
 		if err != nil {
 			_ = s.Stop()
 			return nil, fmt.Errorf("embedded temporal: %w", err)
