@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -122,8 +123,10 @@ var credentialKeys = []string{"credentials", "access_key", "secret_key", "access
 // azureDatastoreTypes are Azure ML's datastore types, which porch cannot use.
 var azureDatastoreTypes = []string{"azure_blob", "azure_file", "azure_data_lake_gen1", "azure_data_lake_gen2", "one_lake"}
 
-// parseDatastoreFile reads a `porch datastore create -f` file.
-func parseDatastoreFile(name string) (plan.Datastore, []string, error) {
+// parseDatastoreFile reads a `porch datastore create -f` file. A local
+// datastore's folder must exist on this machine; with createPath it is
+// created when missing.
+func parseDatastoreFile(name string, createPath bool) (plan.Datastore, []string, error) {
 	f, err := readCatalogFile(name)
 	if err != nil {
 		return plan.Datastore{}, nil, err
@@ -155,6 +158,9 @@ func parseDatastoreFile(name string) (plan.Datastore, []string, error) {
 		if !filepath.IsAbs(d.Path) {
 			return d, nil, f.errorf(f.keys["path"], "path %q is relative: give an absolute folder, the same on every worker", d.Path)
 		}
+		if err := datastoreFolder(f, d.Path, createPath); err != nil {
+			return d, nil, err
+		}
 	case d.Type == plan.DatastoreS3:
 		f.checkKeys([]string{"$schema", "name", "type", "description", "tags", "endpoint", "bucket", "prefix", "region"})
 		if d.Bucket, err = f.required("bucket", "the bucket's name"); err != nil {
@@ -175,6 +181,40 @@ func parseDatastoreFile(name string) (plan.Datastore, []string, error) {
 		return d, nil, f.errorf(typ, "unknown datastore type %q: porch supports local and s3", d.Type)
 	}
 	return d, f.warnings, nil
+}
+
+// datastoreFolder checks that a local datastore's folder exists, creating
+// it if create is set: a datastore registered at a mistyped path would
+// otherwise come into being at the first step that writes to it.
+func datastoreFolder(f *catalogFile, dir string, create bool) error {
+	at := f.keys["path"]
+	st, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist) && create:
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return f.errorf(at, "path %q: cannot create it (--create-path): %v", dir, unwrapPath(err))
+		}
+		f.warnings = append(f.warnings, fmt.Sprintf("%s:%d: created the folder %q (--create-path)", f.name, at.Line, dir))
+		return nil
+	case errors.Is(err, fs.ErrNotExist):
+		return f.errorf(at, "path %q does not exist: create the folder (at this path on every worker), "+
+			"or add --create-path to have porch create it here", dir)
+	case err != nil:
+		return f.errorf(at, "path %q: %v: give a folder this user can reach", dir, unwrapPath(err))
+	case !st.IsDir():
+		return f.errorf(at, "path %q is a file: give the datastore's folder", dir)
+	}
+	return nil
+}
+
+// unwrapPath drops the path from a file system error, for messages that
+// name it already.
+func unwrapPath(err error) error {
+	var pathErr *fs.PathError
+	if errors.As(err, &pathErr) {
+		return pathErr.Err
+	}
+	return err
 }
 
 // parseDataFile reads a `porch data create -f` file. A local path is made
