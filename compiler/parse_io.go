@@ -203,7 +203,7 @@ func isPrimitive(t string) bool {
 // on one line (so the column points into the value).
 func posAt(s *scalarAST, offset int) plan.Pos {
 	pos := s.Pos
-	if strings.Contains(s.Value, "\n") || pos.Col == 0 || offset < 0 || s.Block {
+	if !s.Inline || pos.Col == 0 || offset < 0 {
 		return pos
 	}
 	if s.Quoted {
@@ -215,7 +215,9 @@ func posAt(s *scalarAST, offset int) plan.Pos {
 
 // newScalar records a scalar node with its position and quoting.
 func newScalar(name string, n *yaml.Node) *scalarAST {
-	return &scalarAST{Value: n.Value, Tag: n.Tag, Pos: nodePos(name, n),
+	s := &scalarAST{Value: n.Value, Tag: n.Tag, Pos: nodePos(name, n),
 		Quoted: n.Style&(yaml.SingleQuotedStyle|yaml.DoubleQuotedStyle) != 0,
 		Block:  n.Style&(yaml.LiteralStyle|yaml.FoldedStyle) != 0}
+	s.Inline = !s.Block && !strings.Contains(s.Value, "\n")
+	return s
 }

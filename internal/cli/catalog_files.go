@@ -319,7 +319,7 @@ func parseComponentFile(name string) (plan.ComponentAsset, compiler.Diagnostics,
 			name, len(f.data), maxComponentSource>>10)
 	}
 	c.Source, c.Dir = string(f.data), filepath.Dir(absPath(name))
-	diags := checkComponent(absPath(name))
+	diags := checkComponent(absPath(name), nil)
 	if diags.HasErrors() {
 		return c, diags, fmt.Errorf("%s: the component has errors: fix them and create it again", name)
 	}
@@ -328,11 +328,13 @@ func parseComponentFile(name string) (plan.ComponentAsset, compiler.Diagnostics,
 
 // checkComponent compiles a pipeline, held in memory beside the component,
 // whose one step uses it, and keeps the diagnostics about the component's
-// own files: the made-up pipeline binds none of its inputs.
-func checkComponent(file string) compiler.Diagnostics {
+// own files: the made-up pipeline binds none of its inputs. The pipeline
+// names the component by its base name, so the diagnostics name it as file
+// does; cat resolves azureml: references, nil for none.
+func checkComponent(file string, cat *plan.Catalog) compiler.Diagnostics {
 	wrapper := filepath.Join(filepath.Dir(file), ".porch-component-check.yml")
-	src := "type: pipeline\njobs:\n  check:\n    component: " + strconv.Quote(file) + "\n"
-	_, diags := compiler.Compile(wrapper, compiler.Options{ReadFile: func(n string) ([]byte, error) {
+	src := "type: pipeline\njobs:\n  check:\n    component: " + strconv.Quote("./"+filepath.Base(file)) + "\n"
+	_, diags := compiler.Compile(wrapper, compiler.Options{Catalog: cat, ReadFile: func(n string) ([]byte, error) {
 		if n == wrapper {
 			return []byte(src), nil
 		}
