@@ -94,7 +94,7 @@ func (h *Host) Bind(ctx context.Context, in Step, f Folders) (b Bindings, err er
 		case f.Attempt != "":
 			st, err := stage(out.Name, loc.Path, f.Attempt, out.Type == "uri_file")
 			if err != nil {
-				return b, fmt.Errorf("step %q: prepare the staging folder of output %q: %w", in.StepPath, out.Name, err)
+				return b, FileError(fmt.Sprintf("step %q: output %q: prepare its staging folder beside %s", in.StepPath, out.Name, loc.Path), err)
 			}
 			b.staged = append(b.staged, st)
 		}
@@ -216,7 +216,7 @@ func (h *Host) outputLocation(in Step, out plan.Output, f Folders) (OutputLocati
 		dir = filepath.Dir(p)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return OutputLocation{}, nil, fmt.Errorf("step %q: create folder of output %q: %w", in.StepPath, out.Name, err)
+		return OutputLocation{}, nil, FileError(fmt.Sprintf("step %q: output %q: create the folder %s", in.StepPath, out.Name, dir), err)
 	}
 	return OutputLocation{Name: out.Name, URI: uri, Path: p}, up, nil
 }
