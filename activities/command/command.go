@@ -52,9 +52,11 @@ func (a *Activities) RunCommand(ctx context.Context, in RunCommandInput) (RunCom
 		return RunCommandResult{}, err
 	}
 	attempt := stepAttempt(ctx, in)
-	f.Attempt = strconv.Itoa(int(attempt))
-	if in.Instance != nil {
-		f.Attempt += "-instance-" + strconv.Itoa(in.Instance.Index)
+	if in.Instance == nil {
+		// The instances of a step spread over workers write their shares
+		// of the outputs side by side, as before; a step on one worker
+		// stages them.
+		f.Attempt = strconv.Itoa(int(attempt))
 	}
 	b, err := a.Bind(ctx, in.Step, f)
 	stopPrep()

@@ -24,7 +24,7 @@ type Folders struct {
 	// Work is the working folder W the command runs in: the code, and
 	// symlinks outputs -> A/outputs and logs -> A/logs.
 	Work string
-	// Attempt names the attempt ("2", "2-instance-1") whose outputs on
+	// Attempt names the attempt ("2") whose outputs on
 	// local datastores are written in staging and published when it
 	// succeeds; "" writes them in place.
 	Attempt string

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 )
 
 // Outputs on local datastores are written by each attempt into a staging
@@ -60,11 +59,10 @@ func stage(name, final, attempt string, file bool) (staged, error) {
 }
 
 // earlierAttempt says whether the staging folder called name belongs to an
-// attempt before attempt ("3", or "3-instance-1" for an instance of a step
-// spread over workers): the instances of one attempt run side by side.
+// attempt before attempt (or to none porch knows).
 func earlierAttempt(name, attempt string) bool {
-	n, err1 := strconv.Atoi(strings.SplitN(name, "-", 2)[0])
-	a, err2 := strconv.Atoi(strings.SplitN(attempt, "-", 2)[0])
+	n, err1 := strconv.Atoi(name)
+	a, err2 := strconv.Atoi(attempt)
 	return err1 != nil || err2 != nil || n < a
 }
 

@@ -47,15 +47,6 @@ func TestALaterAttemptClearsWhatAnAbandonedOneStaged(t *testing.T) {
 	assert.Equal(t, "attempt 2\n", read(t, filepath.Join(final, "rows.txt")), "exactly one attempt's data")
 }
 
-func TestInstancesOfOneAttemptStageSideBySide(t *testing.T) {
-	final := filepath.Join(t.TempDir(), "out")
-	a, err := stage("out", final, "3-instance-0", false)
-	require.NoError(t, err)
-	_, err = stage("out", final, "3-instance-1", false)
-	require.NoError(t, err)
-	assert.DirExists(t, a.dir, "instance 1 of the same attempt leaves instance 0's staging alone")
-}
-
 func TestAStagedFolderMergesIntoAFolderThatHoldsData(t *testing.T) {
 	final := filepath.Join(t.TempDir(), "shared")
 	write(t, filepath.Join(final, "other-run.txt"), "keep")
