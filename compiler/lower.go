@@ -138,6 +138,9 @@ func (l *lowerer) lowerPipeline(sc *scope) plan.Pipeline {
 	}
 	pp.Steps = make([]plan.Step, 0, len(sc.pl.order))
 	for _, s := range sc.pl.order {
+		if l.stopped() {
+			break
+		}
 		pp.Steps = append(pp.Steps, l.lowerStep(sc, s))
 	}
 	return pp
