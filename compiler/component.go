@@ -98,7 +98,12 @@ func (p *parser) parseComponent(name string, n *yaml.Node) *componentAST {
 	}
 	c.Type = plan.StepType(typ)
 	if c.Type == plan.StepPipeline {
+		if !p.checkDepth(p.depth+1, c.Pos, "this pipeline component") {
+			return nil
+		}
+		p.depth++
 		c.Pipeline = p.parsePipeline(name, n, false)
+		p.depth--
 		c.Inputs, c.Outputs = c.Pipeline.Inputs, c.Pipeline.Outputs
 		if c.Pipeline.DisplayName != nil {
 			c.DisplayName = c.Pipeline.DisplayName.Value

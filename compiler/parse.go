@@ -17,13 +17,16 @@ import (
 type parser struct {
 	diags
 	readFile func(string) ([]byte, error)
-	// ctx stops the compilation when done; limits bound what it reads
+	// ctx stops the compilation when done; limits bound what it builds
 	// (see limits.go), and halted is set once either stops it.
 	ctx    context.Context
 	limits Limits
 	halted bool
-	// root is the file being compiled.
-	root string
+	// root is the file being compiled; steps counts the steps parsed and
+	// depth the pipeline components being parsed, one inside the other.
+	root  string
+	steps int
+	depth int
 	// components caches loaded component files by path; loading marks the
 	// pipeline components being parsed, to refuse a component using itself.
 	components map[string]*componentAST
@@ -58,7 +61,7 @@ func (p *parser) load(name string, at plan.Pos) *yaml.Node {
 		p.readError(name, at, err)
 		return nil
 	}
-	return decodeYAML(&p.diags, name, data)
+	return decodeYAML(&p.diags, name, data, p.limits.MaxAliasNodes)
 }
 
 // readError reports a file that cannot be read, at where it was referenced

@@ -35,8 +35,12 @@ func (p *parser) parseInputs(name string, n *yaml.Node, ctx inputCtx) []*inputAS
 		p.errorf(nodePos(name, n), "write inputs as name: value pairs", "inputs must be a mapping, found %s", kindName(n))
 		return nil
 	}
+	list := entries(n)
+	if p.tooMany(name, list, "inputs") {
+		return nil
+	}
 	var out []*inputAST
-	for _, e := range entries(n) {
+	for _, e := range list {
 		if in := p.parseInput(name, e, ctx); in != nil {
 			out = append(out, in)
 		}
@@ -139,8 +143,12 @@ func (p *parser) parseOutputs(name string, n *yaml.Node) []*outputAST {
 		p.errorf(nodePos(name, n), "write outputs as name: value pairs", "outputs must be a mapping, found %s", kindName(n))
 		return nil
 	}
+	list := entries(n)
+	if p.tooMany(name, list, "outputs") {
+		return nil
+	}
 	var out []*outputAST
-	for _, e := range entries(n) {
+	for _, e := range list {
 		o := &outputAST{Name: e.key.Value, Pos: nodePos(name, e.key)}
 		v := e.val
 		switch {

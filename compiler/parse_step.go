@@ -62,7 +62,7 @@ func (p *parser) checkKind(pos plan.Pos, what, typ string) bool {
 // cannot run (after reporting why).
 func (p *parser) parseStep(name string, e entry) *stepAST {
 	s := &stepAST{Name: e.key.Value, Pos: nodePos(name, e.key)}
-	if p.stopped() {
+	if !p.countStep(&p.steps, s.Pos, s.Name) {
 		return nil
 	}
 	if e.val == nil || e.val.Kind != yaml.MappingNode {

@@ -16,15 +16,16 @@ var yamlLineRE = regexp.MustCompile(`^yaml: (?:line (\d+): )?(.*)$`)
 
 // decodeYAML parses one YAML document into a node tree and checks what
 // yaml.v3 does not: tabs in indentation, duplicate keys, an empty file, a
-// top level that is not a mapping. It returns nil when the file is unusable.
-func decodeYAML(d *diags, name string, data []byte) *yaml.Node {
-	return decodeMapping(d, name, data, "write a pipeline job (type: pipeline, jobs: ...) or a component",
+// top level that is not a mapping, aliases that repeat more than maxAlias
+// nodes. It returns nil when the file is unusable.
+func decodeYAML(d *diags, name string, data []byte, maxAlias int) *yaml.Node {
+	return decodeMapping(d, name, data, maxAlias, "write a pipeline job (type: pipeline, jobs: ...) or a component",
 		"the top level must be keys such as type:, inputs: and jobs:")
 }
 
 // decodeMapping is decodeYAML for any file whose top level is a mapping:
 // empty says what to write in an empty file, top what the top level holds.
-func decodeMapping(d *diags, name string, data []byte, empty, top string) *yaml.Node {
+func decodeMapping(d *diags, name string, data []byte, maxAlias int, empty, top string) *yaml.Node {
 	filePos := plan.Pos{File: name}
 	if strings.TrimSpace(stripComments(string(data))) == "" {
 		d.errorf(filePos, empty, "file is empty")
@@ -51,6 +52,9 @@ func decodeMapping(d *diags, name string, data []byte, empty, top string) *yaml.
 	if root.Kind != yaml.MappingNode {
 		d.errorf(nodePos(name, root), top,
 			"file is not a mapping: found %s", kindName(root))
+		return nil
+	}
+	if !checkAliases(d, name, root, maxAlias) {
 		return nil
 	}
 	checkDuplicates(d, name, root, 0)

@@ -20,6 +20,11 @@ func compilerLimits(getenv func(string) string) (compiler.Limits, error) {
 		set  func(int64)
 	}{
 		{compiler.EnvMaxFileBytes, func(n int64) { l.MaxFileBytes = n }},
+		{compiler.EnvMaxSteps, func(n int64) { l.MaxSteps = int(n) }},
+		{compiler.EnvMaxDepth, func(n int64) { l.MaxDepth = int(n) }},
+		{compiler.EnvMaxInputs, func(n int64) { l.MaxInputs = int(n) }},
+		{compiler.EnvMaxPlanInputs, func(n int64) { l.MaxPlanInputs = int(n) }},
+		{compiler.EnvMaxAliasNodes, func(n int64) { l.MaxAliasNodes = int(n) }},
 	} {
 		s := getenv(v.name)
 		if s == "" {

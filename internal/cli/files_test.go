@@ -14,23 +14,27 @@ import (
 )
 
 func TestCompilerLimitsFromEnvironment(t *testing.T) {
-	env := map[string]string{"PORCH_MAX_FILE_BYTES": "20971520"}
+	env := map[string]string{
+		"PORCH_MAX_FILE_BYTES": "20971520", "PORCH_MAX_STEPS": "50000", "PORCH_MAX_DEPTH": "30",
+		"PORCH_MAX_INPUTS": "5000", "PORCH_MAX_PLAN_INPUTS": "1000000", "PORCH_MAX_ALIAS_NODES": "7",
+	}
 	l, err := compilerLimits(func(k string) string { return env[k] })
 	require.NoError(t, err)
-	assert.Equal(t, compiler.Limits{MaxFileBytes: 20 << 20}, l)
+	assert.Equal(t, compiler.Limits{MaxFileBytes: 20 << 20, MaxSteps: 50000, MaxDepth: 30, MaxInputs: 5000,
+		MaxPlanInputs: 1000000, MaxAliasNodes: 7}, l)
 
 	l, err = compilerLimits(func(string) string { return "" })
 	require.NoError(t, err)
 	assert.Equal(t, compiler.Limits{}, l, "unset: the compiler's defaults")
 
-	for _, bad := range []string{"0", "-1", "ten", "1e6", "10MiB", "99999999999999999999"} {
+	for _, bad := range []string{"0", "-1", "ten", "1e6", "10MiB", "99999999999"} {
 		_, err := compilerLimits(func(k string) string {
-			if k == "PORCH_MAX_FILE_BYTES" {
+			if k == "PORCH_MAX_STEPS" {
 				return bad
 			}
 			return ""
 		})
-		assert.EqualError(t, err, `PORCH_MAX_FILE_BYTES="`+bad+`": expected a whole number of at least 1 (unset it for the default)`)
+		assert.EqualError(t, err, `PORCH_MAX_STEPS="`+bad+`": expected a whole number of at least 1 (unset it for the default)`)
 	}
 }
 
