@@ -60,7 +60,7 @@ func DecodeYAMLDocuments(name string, data []byte, empty, top string) ([]*yaml.N
 		case isNull(root):
 			continue
 		case root.Kind != yaml.MappingNode:
-			d.errorf(nodePos(name, root), top, "document is not a mapping: found %s", kindName(root))
+			d.errorf(nodePos(name, root), top, "document is not a mapping: found %s", topKindName(root))
 			continue
 		case !checkAliases(&d, name, root, DefaultLimits.MaxAliasNodes):
 			continue

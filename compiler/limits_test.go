@@ -208,6 +208,25 @@ func TestFileSizeLimit(t *testing.T) {
 		"PORCH_MAX_FILE_BYTES=N")
 }
 
+func TestNoFileContentInMessages(t *testing.T) {
+	const secret = "hunter2"
+	read := memFS(map[string][]byte{
+		"p.yml":      []byte("type: pipeline\njobs:\n  s:\n    component: shadow\n  t:\n    component: notes.txt\n"),
+		"shadow":     []byte("root:$6$" + secret + ":19000:0:99999:7:::\ndaemon:*:19000:0:99999:7:::\n"),
+		"notes.txt":  []byte("a line of notes\nthe password is " + secret + "\n"),
+		"passwd.yml": []byte("root:x:0:0:" + secret + ":/root:/bin/bash\nbin:x:2:2:bin:/bin:/usr/sbin/nologin\n"),
+	})
+	diags := refused(t, "p.yml", Options{ReadFile: read},
+		`p.yml:4:16: error: referenced file "shadow" is not a component: none of its 2 top-level keys is a component key`,
+		"notes.txt:1:1: error: file is not a mapping: found text (a single scalar)")
+	assert.Len(t, diags, 2, "one message a file: %s", diags.Error())
+	assert.NotContains(t, diags.Error(), secret)
+	assert.NotContains(t, diags.Error(), "daemon")
+
+	diags = refused(t, "passwd.yml", Options{ReadFile: read}, "passwd.yml:1:1: error: file is not a mapping: found text")
+	assert.NotContains(t, diags.Error(), secret)
+}
+
 func TestCompileStopsWhenCanceled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()

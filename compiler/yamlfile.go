@@ -50,8 +50,9 @@ func decodeMapping(d *diags, name string, data []byte, maxAlias int, empty, top 
 	}
 	root = deref(root)
 	if root.Kind != yaml.MappingNode {
-		d.errorf(nodePos(name, root), top,
-			"file is not a mapping: found %s", kindName(root))
+		// Never the scalar itself: a text file that is no YAML (a
+		// password file named by mistake) is one long scalar.
+		d.errorf(nodePos(name, root), top, "file is not a mapping: found %s", topKindName(root))
 		return nil
 	}
 	if !checkAliases(d, name, root, maxAlias) {
@@ -59,6 +60,14 @@ func decodeMapping(d *diags, name string, data []byte, maxAlias int, empty, top 
 	}
 	checkDuplicates(d, name, root, 0)
 	return root
+}
+
+// topKindName is kindName without a scalar's text, for the top of a file.
+func topKindName(n *yaml.Node) string {
+	if n.Kind == yaml.ScalarNode && !isNull(n) {
+		return "text (a single scalar)"
+	}
+	return kindName(n)
 }
 
 // stripComments drops comment-only lines so a file holding only comments
