@@ -43,6 +43,9 @@ type settingsAST struct {
 	DefaultDatastore      *scalarAST
 	ContinueOnStepFailure bool
 	ForceRerun            bool
+	// OnInit and OnFinalize name the setup and teardown steps, which
+	// porch refuses.
+	OnInit, OnFinalize *scalarAST
 }
 
 // scalarAST is a scalar as written, with its YAML tag (!!str, !!int, ...).
@@ -52,6 +55,10 @@ type scalarAST struct {
 	Pos   plan.Pos
 	// Quoted and Block say how it was written, to place columns inside it.
 	Quoted, Block bool
+	// Inline says the value is on one line of its file (neither a block
+	// scalar nor spread over lines), so an offset into it is a column. It
+	// is worked out once, as posAt runs for every reference in the value.
+	Inline bool
 }
 
 // inputAST is an input: a declaration (components), a value (the root job)

@@ -31,6 +31,33 @@ func catalogRef(ref string) bool {
 	return ok && !strings.HasPrefix(rest, "/")
 }
 
+// The azureml references porch resolves, for messages.
+const (
+	azuremlData = "porch knows " + datastoreForm + ", and azureml:<name>:<version> and azureml:<name>@latest " +
+		"for data assets registered with " + registerData + "; local paths and file:// URIs work too"
+	azuremlComponents = "porch knows azureml:<name>:<version> and azureml:<name>@latest for components registered with " +
+		registerComponent + "; otherwise point component: at a local .yml file"
+)
+
+// foreignRef says why porch cannot resolve an azureml reference that is no
+// catalogue one (catalogRef false), what being "data" or "component": a
+// summary, and detail, or for a form porch does not know the forms it
+// knows.
+func foreignRef(what, ref, detail string) (string, string) {
+	rest := strings.TrimLeft(strings.TrimPrefix(strings.TrimSpace(ref), "azureml:"), "/")
+	switch {
+	case strings.HasPrefix(rest, "registries/"):
+		return fmt.Sprintf("%s %q is a registry reference that porch cannot resolve", what, ref), detail
+	case strings.HasPrefix(rest, "subscriptions/"):
+		return fmt.Sprintf("%s %q is an Azure resource id that porch cannot resolve", what, ref), detail
+	}
+	known := azuremlData
+	if what == "component" {
+		known = azuremlComponents
+	}
+	return fmt.Sprintf("%s %q is no form of azureml reference porch knows", what, ref), known
+}
+
 // parseAssetRef splits a catalogue reference. A problem comes back as a
 // summary and a detail, both "" when the reference is well formed.
 func parseAssetRef(ref string) (assetRef, string, string) {
@@ -236,8 +263,8 @@ func (l *lowerer) setAsset(decl *inputAST, typ, v, source string) plan.Value {
 	}
 	pos := plan.Pos{File: source}
 	if !catalogRef(v) {
-		l.errorf(pos, "porch resolves local files, datastore, https and file URIs, and data assets registered with "+registerData,
-			"--set inputs.%s: data %q is a registry reference that porch cannot resolve", decl.Name, v)
+		summary, detail := foreignRef("data", v, "porch resolves local files, datastore, https and file URIs, and data assets registered with "+registerData)
+		l.errorf(pos, detail, "--set inputs.%s: %s", decl.Name, summary)
 		return plan.Value{Kind: plan.ValueNone}
 	}
 	if summary, detail := dataProblem(l.catalog, v, want); summary != "" {

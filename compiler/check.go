@@ -3,6 +3,7 @@ package compiler
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/porch-pipelines/porch/compiler/plan"
 )
@@ -91,13 +92,19 @@ func valueLit(v *valueAST) *scalarAST {
 
 // checkDataPath resolves azureml:<name>:<version> data through the
 // catalogue, checking the asset fits an input of type want ("" for
-// untyped), and refuses registry references.
+// untyped), and refuses other azureml references (registries, resource
+// ids, unknown forms).
 func (c *checker) checkDataPath(s *scalarAST, want string) {
+	if name, rest, ok := plan.SplitDatastoreURI(strings.TrimSpace(s.Value)); ok {
+		c.checkDatastorePath("data", s, name, rest)
+		return
+	}
 	switch {
 	case !remoteRef(s.Value):
 	case !catalogRef(s.Value):
-		c.errorf(s.Pos, "porch resolves local files, datastore, https and file URIs, and data assets registered with "+
-			registerData+": use one of those", "data %q is a registry reference that porch cannot resolve", s.Value)
+		summary, detail := foreignRef("data", s.Value, "porch resolves local files, datastore, https and file URIs, and data assets registered with "+
+			registerData+": use one of those")
+		c.errorf(s.Pos, detail, "%s", summary)
 	default:
 		if summary, detail := dataProblem(c.catalog, s.Value, want); summary != "" {
 			c.errorf(s.Pos, detail, "%s", summary)

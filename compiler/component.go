@@ -45,9 +45,9 @@ func (p *parser) parseComponentRef(name string, e entry) *componentAST {
 		if c, ok := p.catalogComponent(name, v, ref); ok {
 			return c
 		}
-		p.errorf(nodePos(name, v), "porch resolves local files and components registered with "+registerComponent+
-			": point component: at a local .yml file or at azureml:<name>:<version>",
-			"component %q is a registry reference that porch cannot resolve", ref)
+		summary, detail := foreignRef("component", ref, "porch resolves local files and components registered with "+registerComponent+
+			": point component: at a local .yml file or at azureml:<name>:<version>")
+		p.errorf(nodePos(name, v), detail, "%s", summary)
 		return nil
 	}
 	file := componentFile(name, ref)

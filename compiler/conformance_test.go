@@ -22,7 +22,7 @@ var examplesDir = filepath.Join("..", "..", "shared", "azureml-examples")
 
 // pipelineFiles lists the YAML files under dir whose top-level type is
 // pipeline or sweep, or whose top-level component: names a file.
-func pipelineFiles(t *testing.T, dir string) []string {
+func pipelineFiles(t testing.TB, dir string) []string {
 	t.Helper()
 	var out []string
 	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {

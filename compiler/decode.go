@@ -49,7 +49,7 @@ func DecodeYAMLDocuments(name string, data []byte, empty, top string) ([]*yaml.N
 			break
 		}
 		if err != nil {
-			syntaxError(&d, name, err)
+			syntaxError(&d, name, data, err)
 			return nil, d.list
 		}
 		if i == 0 || len(doc.Content) == 0 {

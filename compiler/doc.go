@@ -45,6 +45,10 @@
 //     ComponentAsset.Source compiled as the file <Dir>/<name>.yml, so its
 //     relative paths resolve against Dir and its diagnostics name that file.
 //     Registry references (azureml://registries/...) are refused.
+//   - Step names (keys of jobs:) match ^[a-z_][a-z0-9_]*$, input and output
+//     names ^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$ with no two
+//     of one mapping equal but for case, as Azure ML requires: a step's
+//     Path is its names joined by "/", none empty, "." or "..".
 //   - The root Pipeline.Inputs are resolved: --set overrides applied,
 //     defaults taken, no references. A nested Pipeline.Inputs are
 //     declarations; their values come from the step that uses the pipeline.
@@ -60,7 +64,10 @@
 //     and resources.instance_type an applied instance type (or
 //     defaultinstancetype); without registered computes any name is a task
 //     queue.
-//   - Output paths hold no ${{...}} but exactly ${{name}} and
+//   - Output paths are "" (the default location) or datastore URIs,
+//     azureml://datastores/<name>/paths/<path>, whose path has no ".."
+//     segment, plain or percent-encoded; settings.default_datastore is a
+//     datastore name. They hold no ${{...}} but exactly ${{name}} and
 //     ${{default_datastore}}, which the workflow substitutes. A step output
 //     bound to a pipeline output records it in Output.Parent and takes its
 //     type, mode and path; the pipeline output names the producer in

@@ -3,6 +3,7 @@ package compiler
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"path/filepath"
 	"strings"
@@ -98,7 +99,7 @@ var (
 		"tags", "inputs", "outputs", "settings", "jobs", "component", "compute", "identity"}
 	pipelineSilent = []string{"version", "is_deterministic", "properties", "services",
 		"creation_context", "id", "schedule", "status", "default_compute", "default_datastore", "queue_settings"}
-	settingsKeys   = []string{"default_compute", "default_datastore", "continue_on_step_failure", "force_rerun"}
+	settingsKeys   = []string{"default_compute", "default_datastore", "continue_on_step_failure", "force_rerun", "on_init", "on_finalize"}
 	settingsSilent = []string{"_source", "priority", "continue_run_on_failed_optional_input", "timeout"}
 )
 
@@ -167,6 +168,9 @@ func (p *parser) parsePipeline(name string, n *yaml.Node, root bool) *pipelineAS
 					"top-level component must be a pipeline component, found type %q", pl.Component.Type)
 				pl.Component = nil
 			}
+			if pl.Component != nil && pl.Component.Pipeline != nil {
+				p.refuseSetupSteps(pl.Settings, pl.Component.Pipeline.Steps)
+			}
 		}
 		return pl
 	}
@@ -176,6 +180,7 @@ func (p *parser) parsePipeline(name string, n *yaml.Node, root bool) *pipelineAS
 		return pl
 	}
 	pl.Steps = p.parseSteps(name, jobs)
+	p.refuseSetupSteps(pl.Settings, pl.Steps)
 	return pl
 }
 
@@ -196,9 +201,35 @@ func (p *parser) parseSettings(name string, e entry) settingsAST {
 	}
 	s.DefaultCompute = p.scalar(name, f["default_compute"])
 	s.DefaultDatastore = p.scalar(name, f["default_datastore"])
+	p.checkDefaultDatastore(s.DefaultDatastore)
 	s.ContinueOnStepFailure = p.boolean(name, f["continue_on_step_failure"])
 	s.ForceRerun = p.boolean(name, f["force_rerun"])
+	s.OnInit = p.scalar(name, f["on_init"])
+	s.OnFinalize = p.scalar(name, f["on_finalize"])
 	return s
+}
+
+// refuseSetupSteps reports settings.on_init and on_finalize, naming the
+// step each points at: porch would otherwise run that step as any other,
+// and a setting naming no step would pass unnoticed.
+func (p *parser) refuseSetupSteps(settings settingsAST, steps []*stepAST) {
+	names := make([]string, 0, len(steps))
+	for _, s := range steps {
+		names = append(names, s.Name)
+	}
+	for _, set := range []struct {
+		key  string
+		step *scalarAST
+	}{{"on_init", settings.OnInit}, {"on_finalize", settings.OnFinalize}} {
+		if set.step == nil {
+			continue
+		}
+		detail := fmt.Sprintf("remove %s: (porch would run %q as an ordinary step, when its inputs are ready), or run this pipeline on Azure ML", set.key, set.step.Value)
+		if !contains(names, set.step.Value) {
+			detail = withHint(fmt.Sprintf("%q is no step of this pipeline either: remove %s:", set.step.Value, set.key), suggest(set.step.Value, names))
+		}
+		p.errorf(set.step.Pos, detail, "settings.%s names step %q, but porch does not run setup or teardown steps yet", set.key, set.step.Value)
+	}
 }
 
 func (p *parser) parseSteps(name string, jobs entry) []*stepAST {
@@ -208,6 +239,7 @@ func (p *parser) parseSteps(name string, jobs entry) []*stepAST {
 	}
 	var steps []*stepAST
 	for _, e := range entries(jobs.val) {
+		p.checkStepName(name, e)
 		if s := p.parseStep(name, e); s != nil {
 			s.index = len(steps)
 			steps = append(steps, s)
@@ -289,11 +321,26 @@ func (p *parser) integer(name string, e entry) int {
 	if s == nil {
 		return 0
 	}
+	if p.bindingNotLiteral(s.Pos, e.key.Value, s.Value) {
+		return 0
+	}
 	n, ok := parseInt(s.Value)
 	if !ok {
 		p.errorf(s.Pos, "write a whole number", "%q must be an integer, found %q", e.key.Value, s.Value)
 	}
 	return int(n)
+}
+
+// bindingNotLiteral reports a ${{...}} binding written where porch needs a
+// literal integer (a run setting), and whether v was one.
+func (p *parser) bindingNotLiteral(pos plan.Pos, what, v string) bool {
+	if !strings.Contains(v, "${{") {
+		return false
+	}
+	p.errorf(pos, "write a whole number: porch settles run settings when it compiles the pipeline, before any input is bound "+
+		"(Azure ML resolves such a binding in a pipeline step; porch does not yet)",
+		"%q must be a literal integer, found the binding %q", what, strings.TrimSpace(v))
+	return true
 }
 
 // stringMap reads a mapping of scalars (tags, environment variables).

@@ -40,6 +40,7 @@ func (p *parser) parseInputs(name string, n *yaml.Node, ctx inputCtx) []*inputAS
 		return nil
 	}
 	var out []*inputAST
+	p.checkIONames(name, "input", list)
 	for _, e := range list {
 		if in := p.parseInput(name, e, ctx); in != nil {
 			out = append(out, in)
@@ -148,6 +149,7 @@ func (p *parser) parseOutputs(name string, n *yaml.Node) []*outputAST {
 		return nil
 	}
 	var out []*outputAST
+	p.checkIONames(name, "output", list)
 	for _, e := range list {
 		o := &outputAST{Name: e.key.Value, Pos: nodePos(name, e.key)}
 		v := e.val
@@ -168,8 +170,11 @@ func (p *parser) parseOutputs(name string, n *yaml.Node) []*outputAST {
 			o.Type = p.str(name, f["type"])
 			o.Mode = p.str(name, f["mode"])
 			o.Path = p.scalar(name, f["path"])
-			if o.Path != nil && isWholeBinding(o.Path.Value) {
+			switch {
+			case o.Path != nil && isWholeBinding(o.Path.Value):
 				o.Ref, o.Path = p.parseBinding(o.Path), nil
+			case o.Path != nil:
+				p.checkOutputPath(o.Name, o.Path)
 			}
 		default:
 			p.errorf(nodePos(name, v), "write a mapping with type:, mode: or path:", "output %q must be a mapping, found %s", o.Name, kindName(v))
@@ -204,7 +209,7 @@ func isPrimitive(t string) bool {
 // on one line (so the column points into the value).
 func posAt(s *scalarAST, offset int) plan.Pos {
 	pos := s.Pos
-	if strings.Contains(s.Value, "\n") || pos.Col == 0 || offset < 0 || s.Block {
+	if !s.Inline || pos.Col == 0 || offset < 0 {
 		return pos
 	}
 	if s.Quoted {
@@ -216,7 +221,9 @@ func posAt(s *scalarAST, offset int) plan.Pos {
 
 // newScalar records a scalar node with its position and quoting.
 func newScalar(name string, n *yaml.Node) *scalarAST {
-	return &scalarAST{Value: n.Value, Tag: n.Tag, Pos: nodePos(name, n),
+	s := &scalarAST{Value: n.Value, Tag: n.Tag, Pos: nodePos(name, n),
 		Quoted: n.Style&(yaml.SingleQuotedStyle|yaml.DoubleQuotedStyle) != 0,
 		Block:  n.Style&(yaml.LiteralStyle|yaml.FoldedStyle) != 0}
+	s.Inline = !s.Block && !strings.Contains(s.Value, "\n")
+	return s
 }

@@ -204,6 +204,9 @@ func (p *parser) checkRange(pos plan.Pos, what, v string, lo, hi int) (int, bool
 	if hi != -1 {
 		want = fmt.Sprintf("write a whole number from %d to %d", lo, hi)
 	}
+	if p.bindingNotLiteral(pos, what, v) {
+		return 0, false
+	}
 	n, ok := parseInt(v)
 	switch {
 	case !ok:

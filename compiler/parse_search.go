@@ -99,8 +99,13 @@ func (p *parser) parseParam(name string, x entry, ss *searchSpace, depth int) (p
 		return prm, false
 	}
 	t := lookup(v, "type")
-	if t == nil || isNull(t.val) || t.val.Kind != yaml.ScalarNode {
+	switch {
+	case t == nil:
 		p.errorf(prm.Pos, "add type: "+strings.Join(paramKinds, ", "), "parameter %q has no type", prm.Name)
+		return prm, false
+	case isNull(t.val) || t.val.Kind != yaml.ScalarNode:
+		p.errorf(nodePos(name, t.val), "write type: "+strings.Join(paramKinds, ", "),
+			"type of parameter %q must be the name of a distribution, found %s", prm.Name, kindName(t.val))
 		return prm, false
 	}
 	prm.Kind = strings.ToLower(strings.TrimSpace(t.val.Value))
@@ -132,24 +137,30 @@ func (p *parser) parseParam(name string, x entry, ss *searchSpace, depth int) (p
 	return prm, ok
 }
 
-// number reads a required number of a parameter.
-func (p *parser) number(name string, prm plan.Parameter, e entry, key string) (float64, *scalarAST, bool) {
-	s := p.scalar(name, e)
-	if s == nil {
-		if e.key == nil {
-			p.errorf(prm.Pos, fmt.Sprintf("add %s: <number>", key), "%s parameter %q has no %s", prm.Kind, prm.Name, key)
-		}
+// number reads a required number of a parameter; want says which numbers
+// it takes. A null or a list is an error as a missing key is: Azure ML
+// refuses both, and a parameter left without its bounds would otherwise
+// vanish from the search space.
+func (p *parser) number(name string, prm plan.Parameter, e entry, key, want string) (float64, *scalarAST, bool) {
+	switch {
+	case e.key == nil:
+		p.errorf(prm.Pos, fmt.Sprintf("add %s: <number>", key), "%s parameter %q has no %s", prm.Kind, prm.Name, key)
+		return 0, nil, false
+	case isNull(e.val) || e.val.Kind != yaml.ScalarNode:
+		p.errorf(nodePos(name, e.val), fmt.Sprintf("write %s after %s:", want, key),
+			"%s of parameter %q must be %s, found %s", key, prm.Name, want, kindName(e.val))
 		return 0, nil, false
 	}
+	s := newScalar(name, e.val)
 	f, ok := parseNumber(s.Value)
 	if !ok {
-		p.errorf(s.Pos, "write a number", "%s of parameter %q must be a number, found %q", key, prm.Name, s.Value)
+		p.errorf(s.Pos, "write "+want, "%s of parameter %q must be %s, found %q", key, prm.Name, want, s.Value)
 	}
 	return f, s, ok
 }
 
 func (p *parser) parseRandint(name string, prm *plan.Parameter, e entry) bool {
-	f, s, ok := p.number(name, *prm, e, "upper")
+	f, s, ok := p.number(name, *prm, e, "upper", "a whole number of at least 1")
 	if !ok {
 		return false
 	}
@@ -164,8 +175,8 @@ func (p *parser) parseRandint(name string, prm *plan.Parameter, e entry) bool {
 }
 
 func (p *parser) parseUniform(name string, prm *plan.Parameter, f map[string]entry) bool {
-	lo, los, ok1 := p.number(name, *prm, f["min_value"], "min_value")
-	hi, his, ok2 := p.number(name, *prm, f["max_value"], "max_value")
+	lo, los, ok1 := p.number(name, *prm, f["min_value"], "min_value", "a number")
+	hi, his, ok2 := p.number(name, *prm, f["max_value"], "max_value", "a number")
 	ok3 := p.parseQ(name, prm, f)
 	if !ok1 || !ok2 || !ok3 {
 		return false
@@ -180,8 +191,8 @@ func (p *parser) parseUniform(name string, prm *plan.Parameter, f map[string]ent
 }
 
 func (p *parser) parseNormal(name string, prm *plan.Parameter, f map[string]entry) bool {
-	mu, _, ok1 := p.number(name, *prm, f["mu"], "mu")
-	sigma, ss, ok2 := p.number(name, *prm, f["sigma"], "sigma")
+	mu, _, ok1 := p.number(name, *prm, f["mu"], "mu", "a number")
+	sigma, ss, ok2 := p.number(name, *prm, f["sigma"], "sigma", "a number")
 	ok3 := p.parseQ(name, prm, f)
 	if ok2 && sigma <= 0 {
 		p.errorf(ss.Pos, "write a standard deviation above 0", "sigma of parameter %q must be above 0, found %s", prm.Name, ss.Value)
@@ -196,7 +207,7 @@ func (p *parser) parseQ(name string, prm *plan.Parameter, f map[string]entry) bo
 	if !strings.HasPrefix(prm.Kind, "q") {
 		return true
 	}
-	q, qs, ok := p.number(name, *prm, f["q"], "q")
+	q, qs, ok := p.number(name, *prm, f["q"], "q", "a number")
 	if ok && q <= 0 {
 		p.errorf(qs.Pos, "write a step above 0: values are rounded to round(x/q)*q", "q of parameter %q must be above 0, found %s", prm.Name, qs.Value)
 		return false
@@ -212,10 +223,10 @@ func (p *parser) parseChoices(name string, prm plan.Parameter, e entry, ss *sear
 	case e.key == nil:
 		p.errorf(prm.Pos, "add values: [a, b, ...]", "choice parameter %q has no values", prm.Name)
 		return nil, false
-	case isNull(e.val) || (e.val.Kind == yaml.SequenceNode && len(e.val.Content) == 0):
+	case e.val.Kind == yaml.SequenceNode && len(e.val.Content) == 0:
 		p.errorf(nodePos(name, e.key), "list at least one value: values: [a, b, ...]", "choice parameter %q has no values", prm.Name)
 		return nil, false
-	case e.val.Kind != yaml.SequenceNode:
+	case isNull(e.val) || e.val.Kind != yaml.SequenceNode:
 		p.errorf(nodePos(name, e.val), "write values as a list: [a, b, ...]", "values of parameter %q must be a list, found %s", prm.Name, kindName(e.val))
 		return nil, false
 	}

@@ -31,6 +31,10 @@ var unsupportedTypes = map[string]bool{
 	"import_data": true, "export_data": true, "copy_data": true,
 }
 
+// controlFlowTypes are Azure ML's control-flow nodes: loops and branches
+// over other steps, which porch does not run.
+var controlFlowTypes = map[string]bool{"parallel_for": true, "do_while": true, "if_else": true}
+
 // runTypes are the component types porch runs; a step may also be a sweep.
 var runTypes = []string{"command", "parallel", "pipeline"}
 
@@ -48,6 +52,9 @@ func (p *parser) checkKind(pos plan.Pos, what, typ string) bool {
 	case typ == string(plan.StepSweep):
 		p.errorf(pos, "write type: sweep on the pipeline step, and point its trial: at a command component",
 			"a %s cannot have type %q", what, typ)
+	case controlFlowTypes[typ]:
+		p.errorf(pos, "porch runs command, parallel, pipeline and sweep steps, not loops or branches over them: write the steps out, or run this pipeline on Azure ML",
+			"%s type %q is a control-flow node, which porch does not support", what, typ)
 	case unsupportedTypes[typ]:
 		p.errorf(pos, "porch runs command, parallel, pipeline and sweep steps on local workers; run this pipeline on Azure ML",
 			"%s type %q is not supported by porch", what, typ)

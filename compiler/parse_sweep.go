@@ -160,7 +160,7 @@ func (p *parser) parseSampling(name string, e entry) (plan.Sampling, plan.Pos) {
 
 // parseRandomSettings reads random sampling's seed, rule and logbase.
 func (p *parser) parseRandomSettings(name string, f map[string]entry, out *plan.Sampling) {
-	if s := p.scalar(name, f["seed"]); s != nil {
+	if s := p.scalar(name, f["seed"]); s != nil && !p.bindingNotLiteral(s.Pos, "seed", s.Value) {
 		if n, ok := parseInt(s.Value); ok {
 			out.Seed = &n
 		} else {

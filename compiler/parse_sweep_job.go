@@ -18,7 +18,7 @@ func (p *parser) parseSweepJob(name string, root *yaml.Node) *pipelineAST {
 	f := p.fields(name, root, "sweep job", sweepJobKeys, sweepJobSilent)
 	p.parseJobHeader(name, f, pl)
 	s := &stepAST{Name: defaultSweepStep, Pos: pl.Pos, Type: plan.StepSweep}
-	if pl.Name != nil && pl.Name.Value != "" {
+	if pl.Name != nil && pl.Name.Value != "" && p.checkJobStepName(pl.Name) {
 		s.Name = pl.Name.Value
 	}
 	s.Sweep = p.parseSweepSettings(name, pl.Pos, f)

@@ -6,9 +6,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -154,8 +156,19 @@ func checkNoPanic(t *testing.T, seed string, variant []byte) {
 	}
 }
 
+// Bounds every input of FuzzCompile must stay within, as `porch validate`
+// must for any file.
+const (
+	fuzzTimeLimit   = 10 * time.Second
+	fuzzMemoryLimit = 1 << 30
+)
+
 // FuzzCompile compiles arbitrary bytes as a pipeline with one component
-// next to it; run with go test -fuzz FuzzCompile ./compiler.
+// next to it, and as a component the pipeline may name (itself, or many
+// times): it must never panic, must say what failed where, and must finish
+// within fuzzTimeLimit and fuzzMemoryLimit of heap. Seeded with testdata,
+// the samples and, when present, ../shared/azureml-examples. `make test`
+// runs the seeds and fuzzes briefly; `make fuzz` fuzzes longer.
 func FuzzCompile(f *testing.F) {
 	for _, seed := range []string{"io.yml", "nested.yml", "batch.yml", "component_root.yml"} {
 		data, err := os.ReadFile(filepath.Join("testdata", "TestPlan", seed))
@@ -163,17 +176,52 @@ func FuzzCompile(f *testing.F) {
 		f.Add(data)
 	}
 	f.Add(chainYAML(3))
+	for _, dir := range []string{filepath.Join("..", "samples"), examplesDir} {
+		if _, err := os.Stat(dir); err != nil {
+			continue
+		}
+		for _, file := range pipelineFiles(f, dir) {
+			data, err := os.ReadFile(file)
+			require.NoError(f, err)
+			f.Add(data)
+		}
+	}
 	comp, err := os.ReadFile(filepath.Join("testdata", "TestPlan", "components", "train.yml"))
 	require.NoError(f, err)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		read := memFS(map[string][]byte{"p.yml": data, "components/train.yml": comp, "components/sub.yml": data})
-		p, diags := Compile("p.yml", Options{ReadFile: read})
-		if p == nil && !diags.HasErrors() {
-			t.Fatal("no plan and no error")
-		}
-		for _, d := range diags {
-			if d.Pos.File == "" || d.Summary == "" {
-				t.Fatalf("diagnostic without a file or summary: %+v", d)
+		var before runtime.MemStats
+		runtime.ReadMemStats(&before)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			p, diags := Compile("p.yml", Options{ReadFile: read})
+			if p == nil && !diags.HasErrors() {
+				t.Error("no plan and no error")
+			}
+			for _, d := range diags {
+				if d.Pos.File == "" || d.Summary == "" {
+					t.Errorf("diagnostic without a file or summary: %+v", d)
+				}
+			}
+		}()
+		// Waits for the compile, within the bounds.
+		deadline := time.NewTimer(fuzzTimeLimit)
+		defer deadline.Stop()
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-deadline.C:
+				t.Fatalf("compiling took over %s:\n%.2000s", fuzzTimeLimit, data)
+			case <-tick.C:
+				var now runtime.MemStats
+				runtime.ReadMemStats(&now)
+				if now.HeapAlloc > before.HeapAlloc+fuzzMemoryLimit {
+					t.Fatalf("compiling took over %d MiB of heap:\n%.2000s", fuzzMemoryLimit>>20, data)
+				}
 			}
 		}
 	})

@@ -186,15 +186,21 @@ const legacySearchPrefix = "{search_space."
 // legacySearchRef parses a {search_space.x} at the start of src, which
 // starts at offset within s.Value, and returns how many bytes it spans. A
 // brace that does not close a name is text, and the ref is nil.
+//
+// It looks no further than the first byte that ends the name, a "{" at
+// the latest, so the next {search_space. is never before where it stopped
+// and a command is read once however many unclosed ones it holds.
 func (p *parser) legacySearchRef(s *scalarAST, src string, offset int) (int, *plan.Ref) {
-	end := strings.IndexByte(src, '}')
-	if end < 0 {
+	rest := src[len(legacySearchPrefix):]
+	end := strings.IndexAny(rest, "}{.$")
+	if end < 0 || rest[end] != '}' {
 		return len(legacySearchPrefix), nil
 	}
-	name := strings.TrimSpace(src[len(legacySearchPrefix):end])
-	if name == "" || strings.ContainsAny(name, " {.$") {
+	name := strings.TrimSpace(rest[:end])
+	if name == "" || strings.Contains(name, " ") {
 		return len(legacySearchPrefix), nil
 	}
+	end += len(legacySearchPrefix)
 	p.searchRefs = append(p.searchRefs, searchRef{Name: name, Pos: posAt(s, offset)})
 	return end + 1, &plan.Ref{Kind: plan.RefInput, Name: name}
 }

@@ -37,7 +37,7 @@ func decodeMapping(d *diags, name string, data []byte, maxAlias int, empty, top 
 		if tabIndents(d, name, data) {
 			return nil
 		}
-		syntaxError(d, name, err)
+		syntaxError(d, name, data, err)
 		return nil
 	}
 	root := &doc
@@ -100,8 +100,9 @@ func tabIndents(d *diags, name string, data []byte) bool {
 }
 
 // syntaxError turns a yaml.v3 error into diagnostics: yaml.v3 knows a line,
-// never a column.
-func syntaxError(d *diags, name string, err error) {
+// never a column, and for some errors not even the line; those are placed
+// by looking at data.
+func syntaxError(d *diags, name string, data []byte, err error) {
 	var te *yaml.TypeError
 	msgs := []string{err.Error()}
 	if errors.As(err, &te) {
@@ -116,6 +117,12 @@ func syntaxError(d *diags, name string, err error) {
 				pos.Line = n
 			}
 			text = m[2]
+		}
+		if pos.Line == 0 {
+			if at, summary, detail, ok := locateYAMLError(name, data, text); ok {
+				d.errorf(at, detail, "%s", summary)
+				continue
+			}
 		}
 		d.errorf(pos, "fix the YAML syntax near this line (the problem may be on the line before)",
 			"yaml syntax error: %s", text)

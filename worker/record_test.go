@@ -160,6 +160,31 @@ func TestRecordSweepHistories(t *testing.T) {
 	record("bandit", id)
 }
 
+// TestRecordSweepOutputPathHistory records a sweep whose output names a
+// path (the version of SweepStep that copies the best trial's output
+// there), apart from TestRecordSweepHistories so the older sweep fixtures
+// stay as recorded:
+//
+//	PORCH_RECORD_HISTORIES=1 go test ./worker -run TestRecordSweepOutputPathHistory
+func TestRecordSweepOutputPathHistory(t *testing.T) {
+	if os.Getenv("PORCH_RECORD_HISTORIES") == "" {
+		t.Skip("set PORCH_RECORD_HISTORIES=1 to regenerate workflows/testdata/histories")
+	}
+	out := filepath.Join("..", "workflows", "testdata", "histories")
+	h := newHarness(t)
+	path, _ := sweepCase{qualities: "[bad, good]", steps: 2, sleep: 0.05, sweep: `    sampling_algorithm: grid
+    limits:
+      max_total_trials: 2
+      max_concurrent_trials: 1
+    outputs:
+      model:
+        type: uri_folder
+        path: azureml://datastores/workspaceblobstore/paths/best/${{name}}/`}.write(t)
+	id, err := h.run(compile(t, path, nil))
+	require.NoError(t, err)
+	recordRun(t, out, "v2-sweep-path", id)
+}
+
 // TestRecordCatalogHistory records the catalogue workflow's history after
 // registering, replacing and removing entries. The workflow never ends: the
 // fixture is a running history, which the replayer replays as far as it goes.

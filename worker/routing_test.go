@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -184,10 +183,8 @@ jobs:
 		victim = 1
 	}
 	require.NoError(t, procs[victim].Process.Kill())
-	// The killed worker cannot stop its step's processes: stop them, as
-	// the node's end would.
-	_ = syscall.Kill(-pid, syscall.SIGKILL)
-	_ = syscall.Kill(pid, syscall.SIGKILL)
+	// The step's processes die with their worker (their lifeline).
+	assertPIDGone(t, strconv.Itoa(pid))
 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

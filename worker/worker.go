@@ -36,7 +36,8 @@ const startCatalogTimeout = 30 * time.Second
 
 // Options says what a worker serves.
 type Options struct {
-	// Home is the porch home (datastores, working folders).
+	// Home is the porch home (datastores, working folders). Start
+	// creates it if missing and refuses a home it cannot write in.
 	Home string
 	// Computes are the compute names whose task queues this worker serves
 	// activities on; "" is the default queue.
@@ -118,6 +119,9 @@ type Worker struct {
 func Start(c client.Client, opts Options) (*Worker, error) {
 	if len(opts.Computes) == 0 && !opts.Workflows {
 		return nil, fmt.Errorf("a worker needs a compute to serve or --workflows")
+	}
+	if err := checkHome(opts.Home); err != nil {
+		return nil, err
 	}
 	if opts.BuildID == "" {
 		opts.BuildID = defaultBuildID()

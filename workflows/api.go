@@ -284,6 +284,11 @@ type SweepStepInput struct {
 	// Step is the sweep step; its Inputs are resolved, except those the
 	// search space sets.
 	Step plan.Step `json:"step"`
+	// Outputs are the step's outputs with their paths resolved: when the
+	// sweep ends, an output with a path gets a copy of the best trial's,
+	// and is the sweep's output there. An output without one is the best
+	// trial's own.
+	Outputs []plan.Output `json:"outputs,omitempty"`
 	// State is a continued sweep's trials; nil when the sweep starts.
 	State *SweepState `json:"state,omitempty"`
 }

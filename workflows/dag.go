@@ -278,7 +278,7 @@ func (d *dag) sweepInput(n *node) SweepStepInput {
 	step.Inputs = d.resolveInputs(step.Inputs)
 	return SweepStepInput{
 		PlanVersion: d.in.PlanVersion, RunID: d.in.RunID, Name: d.in.Name, Experiment: d.in.Experiment,
-		Settings: d.in.Settings, Step: step,
+		Settings: d.in.Settings, Step: step, Outputs: n.outputs,
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/porch-pipelines/porch/activities"
 	"github.com/porch-pipelines/porch/activities/command"
@@ -203,4 +204,26 @@ func TestUnknownPlanVersionIsRefused(t *testing.T) {
 	err := env.GetWorkflowError()
 	require.Error(t, err)
 	require.Contains(t, err.Error(), "plan format version 99 is not supported")
+}
+
+// TestSweepOutputPathReachesTheSweep runs a sweep job whose output names a
+// path: the sweep step gets it resolved, and the run's output is where the
+// sweep reports it.
+func (s *PipelineSuite) TestSweepOutputPathReachesTheSweep() {
+	p := s.compile("sweep_path.yaml")
+	var got SweepStepInput
+	s.env.OnWorkflow(SweepStepName, mock.Anything, mock.Anything).Return(
+		func(_ workflow.Context, in SweepStepInput) (SweepStepResult, error) {
+			got = in
+			return SweepStepResult{Outputs: []OutputLocation{{Name: "model", URI: in.Outputs[0].Path}}}, nil
+		})
+	s.env.ExecuteWorkflow(PipelineName, input(p, "tune-run1"))
+	s.Require().NoError(s.env.GetWorkflowError())
+	want := "azureml://datastores/workspaceblobstore/paths/best/tune-run1/"
+	s.Require().Len(got.Outputs, 1)
+	s.Equal("model", got.Outputs[0].Name)
+	s.Equal(want, got.Outputs[0].Path)
+	var res PipelineResult
+	s.Require().NoError(s.env.GetWorkflowResult(&res))
+	s.Equal([]OutputLocation{{Name: "model", URI: want}}, res.Outputs)
 }

@@ -103,3 +103,36 @@ func TestSweepStepContinuesAsNewCarryingItsTrials(t *testing.T) {
 		require.Len(t, tr.Points, 1)
 	}
 }
+
+// TestSweepStepCopiesTheBestTrialsOutputToItsPath gives the sweep's output
+// a path: the best trial's output is copied there, and the sweep's output
+// is there, not in the trial's folder.
+func TestSweepStepCopiesTheBestTrialsOutputToItsPath(t *testing.T) {
+	env, in, _ := sweepEnv(t, []string{"a", "b", "c"}, 1, map[string]float64{"a": 0.2, "b": 0.9, "c": 0.5})
+	const path = "azureml://datastores/ws/paths/best/r/"
+	in.Outputs = []plan.Output{{Name: "model", Type: "uri_folder", Path: path}}
+	var published []sweepacts.PublishSweepOutputsInput
+	env.OnActivity(sweepacts.PublishSweepOutputsName, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, p sweepacts.PublishSweepOutputsInput) error {
+			published = append(published, p)
+			return nil
+		})
+	env.ExecuteWorkflow(SweepStepName, in)
+	require.NoError(t, env.GetWorkflowError())
+	var res SweepStepResult
+	require.NoError(t, env.GetWorkflowResult(&res))
+	require.Equal(t, 1, res.BestTrial)
+	require.Equal(t, []sweepacts.PublishSweepOutputsInput{{StepPath: "tune", Trial: 1,
+		Outputs: []sweepacts.OutputCopy{{Name: "model", From: "uri://tune/trial-1", To: path}}}}, published)
+	require.Equal(t, []OutputLocation{{Name: "model", URI: path}}, res.Outputs)
+}
+
+// TestSweepStepCopiesNothingWhenNoTrialCompletes fails the sweep without
+// touching the output's path.
+func TestSweepStepCopiesNothingWhenNoTrialCompletes(t *testing.T) {
+	env, in, _ := sweepEnv(t, []string{"a"}, 1, map[string]float64{})
+	in.Outputs = []plan.Output{{Name: "model", Type: "uri_folder", Path: "azureml://datastores/ws/paths/best/"}}
+	env.OnActivity(sweepacts.PublishSweepOutputsName, mock.Anything, mock.Anything).Return(nil).Never()
+	env.ExecuteWorkflow(SweepStepName, in)
+	require.Error(t, env.GetWorkflowError())
+}

@@ -287,7 +287,11 @@ func (s *sweepRun) finish(ctx workflow.Context) (SweepStepResult, error) {
 			fmt.Sprintf("no trial completed with primary metric %q (%s): check that the trial logs it, with mlflow.log_metric(%q, value) or a line in $PORCH_METRICS_FILE; see %s",
 				s.sw.Objective.PrimaryMetric, s.countStatuses(), s.sw.Objective.PrimaryMetric, csvPath), SweepFailedType, nil)
 	}
-	return SweepStepResult{BestTrial: best, Outputs: s.st.Trials[best].Outputs, Trials: csvPath}, nil
+	outputs, err := s.publish(ctx, best)
+	if err != nil {
+		return SweepStepResult{}, err
+	}
+	return SweepStepResult{BestTrial: best, Outputs: outputs, Trials: csvPath}, nil
 }
 
 // countStatuses is "3 completed, 2 failed" over the trials.

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/porch-pipelines/porch/activities/limits"
@@ -50,6 +51,13 @@ func (a *Activities) RunCommand(ctx context.Context, in RunCommandInput) (RunCom
 		stopPrep()
 		return RunCommandResult{}, err
 	}
+	attempt := stepAttempt(ctx, in)
+	if in.Instance == nil {
+		// The instances of a step spread over workers write their shares
+		// of the outputs side by side, as before; a step on one worker
+		// stages them.
+		f.Attempt = strconv.Itoa(int(attempt))
+	}
 	b, err := a.Bind(ctx, in.Step, f)
 	stopPrep()
 	if err != nil {
@@ -70,18 +78,13 @@ func (a *Activities) RunCommand(ctx context.Context, in RunCommandInput) (RunCom
 	if err != nil {
 		return RunCommandResult{}, err
 	}
-	attempt := int32(1)
-	if activity.IsActivity(ctx) {
-		attempt = activity.GetInfo(ctx).Attempt
-	}
-	attempt += in.PriorAttempts
 	r := stepRun{in: in, folders: f, attempt: attempt}
 	env, idNote := b.Env(in.Step)
 	if idNote != "" {
 		notes = append(notes, idNote)
 	}
 	lim := a.limitStep(ctx, in, procs)
-	specs, err := r.specs(line, env, procs, slices.Concat(in.Notes, b.Mounts.Notes, notes, lim.Notes))
+	specs, err := r.specs(line, env, procs, slices.Concat(in.Notes, b.Notes(), notes, lim.Notes))
 	if err != nil {
 		lim.Release()
 		return RunCommandResult{}, err
@@ -100,11 +103,7 @@ func (a *Activities) RunCommand(ctx context.Context, in RunCommandInput) (RunCom
 	if err == nil || ctx.Err() != nil {
 		err = r.outcome(ctx, runCtx, procs, specs, out)
 	}
-	// Every instance of a step spread over workers writes the same
-	// outputs; the first uploads them.
-	if err == nil && (in.Instance == nil || in.Instance.Index == 0) {
-		err = a.uploadOutputs(ctx, r, b.Uploads)
-	}
+	err = a.commitOutputs(ctx, r, b, err)
 	// The logs go to the object store after the step's last line is
 	// written, whether it succeeded or not.
 	a.UploadLogs(ctx, in.StepPath, f)
@@ -114,16 +113,39 @@ func (a *Activities) RunCommand(ctx context.Context, in RunCommandInput) (RunCom
 	return RunCommandResult{WorkDir: f.Work, LogDir: f.Artifacts, Outputs: b.Outputs, Attempt: attempt}, nil
 }
 
-// uploadOutputs copies a succeeded step's outputs on s3 datastores, and
-// ends the step's log with the reason when that fails.
-func (a *Activities) uploadOutputs(ctx context.Context, r stepRun, ups []stepio.Upload) error {
-	stop := a.BeatWhile(ctx, func() any { return "uploading outputs" })
-	err := a.CommitUploads(ctx, r.in.StepPath, ups)
+// commitOutputs publishes the outputs of an attempt that succeeded (runErr
+// nil): those on local datastores move from staging into place, those on
+// s3 datastores are uploaded. Every instance of a step spread over
+// workers writes the same outputs; the first commits them. What an
+// attempt that failed staged is removed. The step's log ends with the
+// reason when committing fails.
+func (a *Activities) commitOutputs(ctx context.Context, r stepRun, b stepio.Bindings, runErr error) error {
+	if runErr != nil || (r.in.Instance != nil && r.in.Instance.Index != 0) {
+		b.Discard()
+		return runErr
+	}
+	stop := a.BeatWhile(ctx, func() any { return "publishing outputs" })
+	err := b.Publish()
+	if err == nil {
+		err = a.CommitUploads(ctx, r.in.StepPath, b.Uploads)
+	} else {
+		b.Discard()
+	}
 	stop()
 	if err != nil {
 		_ = stepio.AppendLog(r.mainLog(), "porch: "+err.Error())
 	}
 	return err
+}
+
+// stepAttempt is the step's attempt number (1-based): the activity's
+// attempt, after the attempts the workflow made before it.
+func stepAttempt(ctx context.Context, in RunCommandInput) int32 {
+	attempt := int32(1)
+	if activity.IsActivity(ctx) {
+		attempt = activity.GetInfo(ctx).Attempt
+	}
+	return attempt + in.PriorAttempts
 }
 
 // limitContext enforces the step's limits.timeout, when it has one.

@@ -127,7 +127,10 @@ func TestRunCommandWritesOutputsAndRendersLiterals(t *testing.T) {
 	}, res.Outputs)
 
 	log := readFile(t, filepath.Join(art, "user_logs", "std_log.txt"))
-	assert.Contains(t, log, "porch: command: echo lr=1e-3 flag=False > "+model+"/args.txt")
+	staged := filepath.Join(filepath.Dir(model), ".porch-staging", "model", "1")
+	assert.Contains(t, log, "porch: command: echo lr=1e-3 flag=False > "+staged+"/args.txt", "the attempt writes its outputs in staging")
+	assert.Contains(t, log, `porch: output "model" is written at `+staged+" and moves to "+model+" when the attempt succeeds")
+	assert.NoDirExists(t, filepath.Dir(staged), "published outputs leave no staging behind")
 	assert.Contains(t, log, "to-stdout\n")
 	assert.NotContains(t, log, "environments", "no environment, no note")
 }

@@ -123,7 +123,8 @@ func TestRoMountInputsAreUnmountedWhenTheStepIsCancelled(t *testing.T) {
 		done <- err
 	}()
 	// Waits for the command to have read its inputs through the mounts.
-	mounts := filepath.Join(a.Home, "datastores", plan.DefaultDatastore, "azureml", "r1", "cancel", "out", "mounts")
+	// The attempt writes its output in staging until it succeeds.
+	mounts := filepath.Join(a.Home, "datastores", plan.DefaultDatastore, "azureml", "r1", "cancel", ".porch-staging", "out", "1", "mounts")
 	require.Eventually(t, func() bool {
 		info, err := os.Stat(mounts)
 		return err == nil && info.Size() > 0

@@ -16,6 +16,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/porch-pipelines/porch/activities/affinity"
+	"github.com/porch-pipelines/porch/activities/lifeline"
+	"github.com/porch-pipelines/porch/activities/redact"
 	"github.com/porch-pipelines/porch/activities/stepio"
 )
 
@@ -91,10 +93,24 @@ func runProcess(ctx context.Context, spec procSpec, grace time.Duration) (procRe
 			return res, err
 		}
 	}
+	// The step's group dies with the worker, even by SIGKILL: an attempt
+	// that outlived its worker would write outputs beside the next one's.
+	// Its lifeline leads the group, so its id stays the step's until the
+	// lifeline is released.
+	line, err := lifeline.Start()
+	if err != nil {
+		errW.Close()
+		if outR != nil {
+			outW.Close()
+		}
+		return res, err
+	}
+	defer func() { _ = line.Release() }()
+	pgid := line.Pgid()
 	cmd := exec.Command("/bin/sh", "-c", spec.line)
 	cmd.Dir, cmd.Env = spec.dir, spec.env
 	cmd.Stdout, cmd.Stderr = outW, errW
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pgid: pgid}
 	err = affinity.Start(cmd, spec.cpus)
 	errW.Close()
 	if outR != nil {
@@ -104,7 +120,7 @@ func runProcess(ctx context.Context, spec procSpec, grace time.Duration) (procRe
 		return res, fmt.Errorf("start /bin/sh: %w", err)
 	}
 	if spec.started != nil {
-		spec.started(cmd.Process.Pid)
+		spec.started(pgid)
 	}
 	var pumps sync.WaitGroup
 	pumps.Add(1)
@@ -133,11 +149,9 @@ func runProcess(ctx context.Context, spec procSpec, grace time.Duration) (procRe
 	select {
 	case <-exited:
 	case <-ctx.Done():
-		terminate(pid, exited, grace)
+		terminate(pgid, exited, grace)
 	}
-	// The leader is a zombie until Wait reaps it, so its process group id
-	// cannot be reused while porch signals the group.
-	res.leftovers = stopLeftovers(pid, grace)
+	res.leftovers = stopLeftovers(pgid, grace)
 	_ = cmd.Wait() // the exit status is in cmd.ProcessState
 	// A process that left the group (setsid) may hold a pipe open for ever.
 	select {
@@ -163,9 +177,9 @@ func pump(r io.Reader, log io.Writer, tail *tailBuffer, secrets []string) {
 	if tail != nil {
 		w = io.MultiWriter(log, tail)
 	}
-	var red *redactor
+	var red *redact.Writer
 	if len(secrets) > 0 {
-		red = newRedactor(w, secrets)
+		red = redact.NewWriter(w, secrets)
 		w = red
 	}
 	buf := make([]byte, 32<<10)
@@ -230,7 +244,8 @@ func stopLeftovers(pgid int, grace time.Duration) int {
 	return left
 }
 
-// waitGroupGone polls until the group has no live member but its leader.
+// waitGroupGone polls until the group has no live member but its leader,
+// the lifeline.
 func waitGroupGone(pgid int, limit time.Duration) bool {
 	deadline := time.Now().Add(limit)
 	tick := time.NewTicker(10 * time.Millisecond)

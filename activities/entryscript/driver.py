@@ -109,6 +109,26 @@ def install_helper_module(cfg):
     sys.modules["azureml_user.parallel_run"] = mod
 
 
+def secrets(cfg):
+    """The values of the variables porch names as secrets, longest first."""
+    values = {os.environ.get(name, "") for name in cfg.get("secret_vars") or []}
+    return sorted((v for v in values if len(v) >= 8), key=len, reverse=True)
+
+
+class RedactingFormatter(logging.Formatter):
+    """Blanks the worker's secrets out of every record, tracebacks too."""
+
+    def __init__(self, fmt, secrets):
+        super().__init__(fmt)
+        self.secrets = secrets
+
+    def format(self, record):
+        text = super().format(record)
+        for s in self.secrets:
+            text = text.replace(s, "<redacted>")
+        return text
+
+
 def setup_logger(cfg):
     logger = logging.getLogger(LOGGER_NAME)
     logger.propagate = False
@@ -118,7 +138,7 @@ def setup_logger(cfg):
     if path:
         handler = logging.FileHandler(path, encoding="utf-8")
         fmt = "%(asctime)s|%(levelname)s|%(process)d|%(name)s|%(message)s"
-        handler.setFormatter(logging.Formatter(fmt))
+        handler.setFormatter(RedactingFormatter(fmt, secrets(cfg)))
         logger.addHandler(handler)
     else:
         logger.addHandler(logging.NullHandler())

@@ -63,6 +63,11 @@ type Options struct {
 	// CPUs are the cores the processes run on (their instance's share of
 	// the host); none means any.
 	CPUs []int
+	// SecretVars name the variables of Env whose values are secrets (the
+	// worker's credentials, which a managed step sees): they are blanked
+	// out of the processes' stdout, stderr and entry-script logs and of
+	// the errors Run returns.
+	SecretVars []string
 	// CacheDir is where the driver file is written; "" means
 	// os.UserCacheDir()/porch (os.TempDir()/porch when there is none).
 	CacheDir string

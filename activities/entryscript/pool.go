@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/porch-pipelines/porch/activities/redact"
 )
 
 // defaultKillGrace is Options.KillGrace when it is 0.
@@ -31,6 +33,8 @@ type Pool struct {
 	setup    sync.Once
 	res      *resolved
 	setupErr error
+	// secrets are the values of opts.SecretVars.
+	secrets []string
 }
 
 type slot struct {
@@ -51,6 +55,11 @@ func NewPool(opts Options, size int) *Pool {
 		p.tokens <- struct{}{}
 	}
 	p.lastUsed.Store(time.Now().UnixNano())
+	env := opts.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	p.secrets = redact.Values(env, opts.SecretVars)
 	return p
 }
 
@@ -82,7 +91,19 @@ func (p *Pool) Run(ctx context.Context, r Request) (Result, error) {
 	if err != nil {
 		err = p.closedOr(err)
 	}
-	return res, err
+	return res, p.redacted(err)
+}
+
+// redacted blanks the step's secrets out of a failed mini-batch's message
+// and traceback, which go to the step's logs and Temporal's history.
+func (p *Pool) redacted(err error) error {
+	var be *BatchError
+	if len(p.secrets) == 0 || !errors.As(err, &be) {
+		return err
+	}
+	be.Message = redact.String(be.Message, p.secrets)
+	be.Traceback = redact.String(be.Traceback, p.secrets)
+	return err
 }
 
 // closedOr returns ErrClosed for a failure caused by Close killing the
@@ -103,7 +124,7 @@ func (p *Pool) start(ctx context.Context, s *slot) error {
 	if s.proc != nil {
 		s.proc.release()
 	}
-	pr, err := spawn(p.res, s.name)
+	pr, err := spawn(p.res, s.name, p.secrets)
 	if err != nil {
 		return err
 	}
@@ -160,7 +181,7 @@ func (p *Pool) touch() { p.lastUsed.Store(time.Now().UnixNano()) }
 func (p *Pool) LastUsed() time.Time { return time.Unix(0, p.lastUsed.Load()) }
 
 // PIDs returns the process ids of the live processes, for the resource
-// monitor. Each leads its own process group.
+// monitor, each in a process group of its own.
 func (p *Pool) PIDs() []int {
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,12 +18,16 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/porch-pipelines/porch/activities/affinity"
+	"github.com/porch-pipelines/porch/activities/lifeline"
+	"github.com/porch-pipelines/porch/activities/redact"
 )
 
 // process is one live driver process and its two pipes.
 type process struct {
-	slot  string
-	pid   int
+	slot string
+	pid  int
+	// pgid is the process's group, led by its lifeline.
+	pgid  int
 	grace time.Duration
 	req   *os.File // fd 3 of the child: requests
 	ev    *os.File // fd 4 of the child: events
@@ -76,12 +81,20 @@ type driverConfig struct {
 	Node         string   `json:"node"`
 	Process      string   `json:"process"`
 	LoggingLevel string   `json:"logging_level,omitempty"`
-	Tabular      bool     `json:"tabular,omitempty"`
+	// SecretVars name the variables whose values the entry-script logger
+	// blanks out.
+	SecretVars []string `json:"secret_vars,omitempty"`
+	Tabular    bool     `json:"tabular,omitempty"`
 }
 
 // spawn starts a driver process for slot; it does not wait for init().
-func spawn(o *resolved, slot string) (*process, error) {
-	stdout, stderr, err := o.openLogs(slot)
+// What it prints goes to its logs with secrets blanked out.
+func spawn(o *resolved, slot string, secrets []string) (*process, error) {
+	stdoutLog, stderrLog, err := o.openLogs(slot)
+	if err != nil {
+		return nil, err
+	}
+	stdout, stderr, err := redactTo(stdoutLog, stderrLog, secrets)
 	if err != nil {
 		return nil, err
 	}
@@ -102,42 +115,55 @@ func spawn(o *resolved, slot string) (*process, error) {
 		reqW.Close()
 		return nil, err
 	}
+	// The process dies with the worker, even by SIGKILL: a mini-batch must
+	// not go on in a process whose worker is gone while its retry runs.
+	// Its lifeline leads its group.
+	line, err := lifeline.Start()
+	if err != nil {
+		reqR.Close()
+		evW.Close()
+		reqW.Close()
+		evR.Close()
+		return nil, err
+	}
 	cmd := exec.Command(o.python, o.driver, string(arg))
 	cmd.Dir, cmd.Env = o.dir, o.env
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.ExtraFiles = []*os.File{reqR, evW}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pgid: line.Pgid()}
 	err = affinity.Start(cmd, o.CPUs)
 	reqR.Close()
 	evW.Close()
 	if err != nil {
+		_ = line.Release()
 		reqW.Close()
 		evR.Close()
 		return nil, &BatchError{Kind: KindInitFailed, Process: slot, Message: fmt.Sprintf(
 			"cannot start the entry script's Python %q: %v; install it or choose another interpreter", o.python, err)}
 	}
 	pr := &process{
-		slot: slot, pid: cmd.Process.Pid, grace: o.grace,
+		slot: slot, pid: cmd.Process.Pid, pgid: line.Pgid(), grace: o.grace,
 		req: reqW, ev: evR, evr: bufio.NewReaderSize(evR, 16<<10),
-		exited: make(chan struct{}), stderrPath: stderr.Name(),
+		exited: make(chan struct{}), stderrPath: stderrLog.Name(),
 	}
-	if fi, err := stderr.Stat(); err == nil {
+	if fi, err := stderrLog.Stat(); err == nil {
 		pr.stderrStart = fi.Size()
 	}
-	go pr.monitor(cmd)
+	go pr.monitor(cmd, line)
 	return pr, nil
 }
 
-// monitor waits for the leader to exit, kills what is left of its group,
-// reaps it and wakes any reader.
-func (pr *process) monitor(cmd *exec.Cmd) {
+// monitor waits for the driver to exit, kills what is left of its group
+// (its lifeline too), reaps it and wakes any reader.
+func (pr *process) monitor(cmd *exec.Cmd, line *lifeline.Line) {
 	waitExited(pr.pid)
 	pr.mu.Lock()
 	pr.dead.Store(true)
-	// The leader is a zombie until Wait, so the group id is still ours.
-	_ = syscall.Kill(-pr.pid, syscall.SIGKILL)
+	// The lifeline leads the group until released, so the id is ours.
+	_ = syscall.Kill(-pr.pgid, syscall.SIGKILL)
 	pr.mu.Unlock()
 	pr.wake()
+	_ = line.Release()
 	_ = cmd.Wait()
 	pr.state = cmd.ProcessState
 	close(pr.exited)
@@ -172,7 +198,7 @@ func (pr *process) wake() {
 func (pr *process) signal(sig syscall.Signal) {
 	pr.mu.Lock()
 	if !pr.dead.Load() {
-		_ = syscall.Kill(-pr.pid, sig)
+		_ = syscall.Kill(-pr.pgid, sig)
 	}
 	pr.mu.Unlock()
 }
@@ -334,7 +360,7 @@ func (o *resolved) driverConfig(slot string) driverConfig {
 	cfg := driverConfig{
 		Dir: o.dir, Script: o.script, Args: o.Args, EntryLog: entryLog,
 		OutputDir: o.OutputDir, Node: o.node, Process: slot,
-		LoggingLevel: o.LoggingLevel, Tabular: o.Tabular,
+		LoggingLevel: o.LoggingLevel, Tabular: o.Tabular, SecretVars: o.SecretVars,
 	}
 	if o.logDir != "" {
 		cfg.UserLogDir = filepath.Join(o.logDir, "user")
@@ -343,4 +369,36 @@ func (o *resolved) driverConfig(slot string) driverConfig {
 		cfg.Args = []string{}
 	}
 	return cfg
+}
+
+// redactTo returns what a process should write its stdout and stderr to:
+// the log files themselves, or, when there are secrets to keep out of
+// them, pipes copied into the logs with the secrets blanked out. The
+// copies close the logs at the pipes' end; the caller closes what it is
+// given once the process has them.
+func redactTo(stdoutLog, stderrLog *os.File, secrets []string) (stdout, stderr *os.File, err error) {
+	if len(secrets) == 0 {
+		return stdoutLog, stderrLog, nil
+	}
+	var ends []*os.File
+	for _, log := range []*os.File{stdoutLog, stderrLog} {
+		r, w, err := os.Pipe()
+		if err != nil {
+			for _, e := range ends {
+				e.Close()
+			}
+			stdoutLog.Close()
+			stderrLog.Close()
+			return nil, nil, fmt.Errorf("create output pipe: %w", err)
+		}
+		ends = append(ends, w)
+		go func(r, log *os.File) {
+			red := redact.NewWriter(log, secrets)
+			_, _ = io.Copy(red, r)
+			_ = red.Close()
+			r.Close()
+			log.Close()
+		}(r, log)
+	}
+	return ends[0], ends[1], nil
 }

@@ -116,13 +116,22 @@ func (a *Activities) appendRows(ctx context.Context, f parallelFolders, spec par
 		target = filepath.Join(target, plan.AppendRowFileName)
 	}
 	if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
-		return fmt.Errorf("create folder of %s: %w", target, err)
+		return stepio.FileError(fmt.Sprintf("step %q: output %q: create the folder of %s", spec.Input.StepPath, p.Task.AppendRowTo, target), err)
 	}
 	tmp := target + ".porch-tmp"
 	out, err := os.Create(tmp)
 	if err != nil {
-		return fmt.Errorf("create %s: %w", tmp, err)
+		return stepio.FileError(fmt.Sprintf("step %q: output %q: create %s", spec.Input.StepPath, p.Task.AppendRowTo, tmp), err)
 	}
+	// A failed append (a full disk, say) leaves no temporary file holding
+	// the space.
+	committed := false
+	defer func() {
+		if !committed {
+			out.Close()
+			os.Remove(tmp)
+		}
+	}()
 	w := bufio.NewWriterSize(out, 1<<20)
 	var header []byte
 	finished := doneSet{f: f}
@@ -132,7 +141,6 @@ func (a *Activities) appendRows(ctx context.Context, f parallelFolders, spec par
 		}
 		ok, err := finished.has(ctx, i)
 		if err != nil {
-			out.Close()
 			return fmt.Errorf("list finished mini-batches: %w", err)
 		}
 		if !ok {
@@ -143,25 +151,27 @@ func (a *Activities) appendRows(ctx context.Context, f parallelFolders, spec par
 			_, err = f.share.fetch(ctx, resultOf(i))
 		}
 		if err != nil {
-			out.Close()
 			return fmt.Errorf("read the results of mini-batch %d: %w", i, err)
 		}
 		if !ok {
 			continue
 		}
 		if err := copyResult(w, f.result(i), done.Format == "csv", &header); err != nil {
-			out.Close()
-			return fmt.Errorf("append results of mini-batch %d: %w", i, err)
+			return stepio.FileError(fmt.Sprintf("step %q: output %q: append the results of mini-batch %d to %s", spec.Input.StepPath, p.Task.AppendRowTo, i, tmp), err)
 		}
 	}
-	if err := w.Flush(); err != nil {
-		out.Close()
-		return fmt.Errorf("write %s: %w", tmp, err)
+	err = w.Flush()
+	if err == nil {
+		err = out.Close()
 	}
-	if err := out.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", tmp, err)
+	if err == nil {
+		err = os.Rename(tmp, target)
 	}
-	return os.Rename(tmp, target)
+	if err != nil {
+		return stepio.FileError(fmt.Sprintf("step %q: output %q: write %s", spec.Input.StepPath, p.Task.AppendRowTo, target), err)
+	}
+	committed = true
+	return nil
 }
 
 // copyResult appends one mini-batch's result file. A file that starts with

@@ -9,6 +9,7 @@ import (
 
 	"github.com/porch-pipelines/porch/activities/entryscript"
 	"github.com/porch-pipelines/porch/activities/minibatch"
+	"github.com/porch-pipelines/porch/activities/redact"
 	"github.com/porch-pipelines/porch/activities/stepio"
 	"github.com/porch-pipelines/porch/compiler/plan"
 )
@@ -133,6 +134,7 @@ func (a *Activities) entryScriptOptions(ctx context.Context, rt *parallelRuntime
 		Python: a.Python, Dir: work, Script: p.Task.EntryScript, Args: args, Env: append(env, limitEnv...), CPUs: cpus,
 		LogDir: f.logs, Node: a.NodeName(), LoggingLevel: p.LoggingLevel, KillGrace: a.StopGrace(),
 		Tabular: spec.Plan.Tabular, OutputDir: filepath.Join(f.artifacts, "outputs"),
+		SecretVars: redact.Vars(p.Identity),
 	}, nil
 }
 

@@ -27,10 +27,19 @@ type Bindings struct {
 	// Mounts are the inputs on s3 datastores mounted for the command;
 	// unmount them when it ends.
 	Mounts mountSet
+	// staged are the outputs on local datastores the attempt writes in
+	// staging (Folders.Attempt), published when it succeeds.
+	staged []staged
 }
 
-// Output is the local path of the output called name.
+// Output is the local path the command writes the output called name to:
+// its staging folder when the attempt stages it.
 func (b Bindings) Output(name string) (string, bool) {
+	for _, s := range b.staged {
+		if s.name == name {
+			return s.path(), true
+		}
+	}
 	for _, o := range b.Outputs {
 		if o.Name == name {
 			return o.Path, true
@@ -79,8 +88,15 @@ func (h *Host) Bind(ctx context.Context, in Step, f Folders) (b Bindings, err er
 			return b, err
 		}
 		b.Outputs = append(b.Outputs, loc)
-		if up != nil {
+		switch {
+		case up != nil:
 			b.Uploads = append(b.Uploads, *up)
+		case f.Attempt != "":
+			st, err := stage(out.Name, loc.Path, f.Attempt, out.Type == "uri_file")
+			if err != nil {
+				return b, FileError(fmt.Sprintf("step %q: output %q: prepare its staging folder beside %s", in.StepPath, out.Name, loc.Path), err)
+			}
+			b.staged = append(b.staged, st)
 		}
 	}
 	if !artifactsDeclared {
@@ -175,6 +191,9 @@ func (h *Host) outputLocation(in Step, out plan.Output, f Folders) (OutputLocati
 	if strings.Contains(uri, "${{") {
 		return OutputLocation{}, nil, Invalid("step %q: output %q has an unresolved path %q: the workflow must substitute ${{...}}", in.StepPath, out.Name, uri)
 	}
+	if err := outputInDatastore(uri); err != nil {
+		return OutputLocation{}, nil, Invalid("step %q: output %q: %v", in.StepPath, out.Name, err)
+	}
 	var up *Upload
 	p, err := h.LocalPath(uri)
 	if d, rest, ok := h.S3Location(uri); ok {
@@ -192,13 +211,28 @@ func (h *Host) outputLocation(in Step, out plan.Output, f Folders) (OutputLocati
 		return OutputLocation{}, nil, Invalid("step %q: output %q: %v", in.StepPath, out.Name, err)
 	}
 	dir := p
-	if out.Type == "uri_file" {
+	if out.Type == "uri_file" || (up == nil && f.Attempt != "") {
+		// A staged output's own folder appears when it is published.
 		dir = filepath.Dir(p)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return OutputLocation{}, nil, fmt.Errorf("step %q: create folder of output %q: %w", in.StepPath, out.Name, err)
+		return OutputLocation{}, nil, FileError(fmt.Sprintf("step %q: output %q: create the folder %s", in.StepPath, out.Name, dir), err)
 	}
 	return OutputLocation{Name: out.Name, URI: uri, Path: p}, up, nil
+}
+
+// outputInDatastore refuses an output URI that is not a path inside a
+// datastore. The compiler refuses such paths; this keeps a plan built
+// otherwise from writing anywhere on the host.
+func outputInDatastore(uri string) error {
+	name, rest, ok := plan.SplitDatastoreURI(uri)
+	switch {
+	case !ok:
+		return fmt.Errorf("path %q is in no datastore: porch writes outputs only to %s<name>/paths/<path>", uri, DatastorePrefix)
+	case !plan.ValidDatastoreName(name):
+		return fmt.Errorf("path %q names datastore %q: expected a datastore name (letters, digits, '_', '-' and '.')", uri, name)
+	}
+	return insideDatastore(uri, rest)
 }
 
 // Render renders the step's command line.

@@ -11,7 +11,7 @@ import (
 )
 
 // DatastorePrefix starts every datastore URI porch can map to a local folder.
-const DatastorePrefix = "azureml://datastores/"
+const DatastorePrefix = plan.DatastorePrefix
 
 // LocalPath maps a data URI to the local path that holds it on a worker
 // whose porch home is home:
@@ -46,26 +46,27 @@ func datastoreLocalPath(home, uri string) (string, error) {
 	if home == "" {
 		return "", fmt.Errorf("cannot map %q: the porch home folder is not set", uri)
 	}
-	rest := strings.TrimPrefix(uri, DatastorePrefix)
-	ds, p, ok := strings.Cut(rest, "/paths/")
+	ds, p, ok := plan.SplitDatastoreURI(uri)
 	if !ok {
-		if ds2, found := strings.CutSuffix(rest, "/paths"); found {
-			ds, p, ok = ds2, "", true
-		}
-	}
-	if !ok || ds == "" || strings.Contains(ds, "/") {
 		return "", fmt.Errorf("datastore URI %q is malformed: expected %s<name>/paths/<path>", uri, DatastorePrefix)
 	}
-	if ds == "." || ds == ".." {
-		return "", fmt.Errorf("datastore URI %q names datastore %q: expected a datastore name", uri, ds)
+	if !plan.ValidDatastoreName(ds) {
+		return "", fmt.Errorf("datastore URI %q names datastore %q: expected a datastore name (letters, digits, '_', '-' and '.')", uri, ds)
 	}
-	clean := path.Clean("/" + p)
-	for _, seg := range strings.Split(p, "/") {
-		if seg == ".." {
-			return "", fmt.Errorf("datastore URI %q leaves its datastore with \"..\": give a path inside the datastore", uri)
-		}
+	if err := insideDatastore(uri, p); err != nil {
+		return "", err
 	}
-	return filepath.Join(home, "datastores", ds, filepath.FromSlash(clean)), nil
+	return filepath.Join(home, "datastores", ds, filepath.FromSlash(path.Clean("/"+p))), nil
+}
+
+// insideDatastore refuses a path p inside a datastore (of the URI uri) that
+// climbs out of it, even percent-encoded: the compiler refuses such paths,
+// and this keeps a plan built otherwise from writing outside the datastore.
+func insideDatastore(uri, p string) error {
+	if plan.LeavesDatastore(p) {
+		return fmt.Errorf("datastore URI %q leaves its datastore with \"..\": give a path inside the datastore", uri)
+	}
+	return nil
 }
 
 func fileURILocalPath(uri string) (string, error) {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"path"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -80,7 +79,7 @@ func MapPath(home string, stores []plan.Datastore, uri string) (string, error) {
 }
 
 func mapPath(home string, byName map[string]plan.Datastore, uri string) (string, error) {
-	name, rest, ok := splitDatastoreURI(uri)
+	name, rest, ok := plan.SplitDatastoreURI(uri)
 	if !ok {
 		return LocalPath(home, uri)
 	}
@@ -90,10 +89,8 @@ func mapPath(home string, byName map[string]plan.Datastore, uri string) (string,
 	}
 	switch d.Type {
 	case plan.DatastoreLocal:
-		for _, seg := range strings.Split(rest, "/") {
-			if seg == ".." {
-				return "", fmt.Errorf("datastore URI %q leaves its datastore with \"..\": give a path inside the datastore", uri)
-			}
+		if err := insideDatastore(uri, rest); err != nil {
+			return "", err
 		}
 		return filepath.Join(d.Path, filepath.FromSlash(path.Clean("/"+rest))), nil
 	default:
@@ -101,24 +98,11 @@ func mapPath(home string, byName map[string]plan.Datastore, uri string) (string,
 	}
 }
 
-// splitDatastoreURI splits azureml://datastores/<name>/paths/<rest>.
-func splitDatastoreURI(uri string) (name, rest string, ok bool) {
-	tail, found := strings.CutPrefix(uri, DatastorePrefix)
-	if !found {
-		return "", "", false
-	}
-	name, rest, ok = strings.Cut(tail, "/paths/")
-	if !ok {
-		name, ok = strings.CutSuffix(tail, "/paths")
-	}
-	return name, rest, ok && name != "" && !strings.Contains(name, "/")
-}
-
 // S3Location says whether uri is on one of stores that is an s3 datastore:
 // which one, and the path inside it. The CLI uses it to read what workers
 // copied there.
 func S3Location(stores []plan.Datastore, uri string) (plan.Datastore, string, bool) {
-	name, rest, ok := splitDatastoreURI(uri)
+	name, rest, ok := plan.SplitDatastoreURI(uri)
 	if !ok {
 		return plan.Datastore{}, "", false
 	}

@@ -24,6 +24,10 @@ type Folders struct {
 	// Work is the working folder W the command runs in: the code, and
 	// symlinks outputs -> A/outputs and logs -> A/logs.
 	Work string
+	// Attempt names the attempt ("2") whose outputs on
+	// local datastores are written in staging and published when it
+	// succeeds; "" writes them in place.
+	Attempt string
 }
 
 // UserLogs is the folder of the step's std_log.txt.
@@ -99,11 +103,11 @@ func (h *Host) PrepareFolders(ctx context.Context, in Step, instance int, spread
 	}
 	for _, d := range []string{"outputs", "logs", "user_logs"} {
 		if err := os.MkdirAll(filepath.Join(f.Artifacts, d), 0o755); err != nil {
-			return f, fmt.Errorf("create artifacts folder: %w", err)
+			return f, FileError(fmt.Sprintf("step %q: create its artifacts folder %s", in.StepPath, f.Artifacts), err)
 		}
 	}
 	if err := os.MkdirAll(f.Work, 0o755); err != nil {
-		return f, fmt.Errorf("create working folder: %w", err)
+		return f, FileError(fmt.Sprintf("step %q: create its working folder %s", in.StepPath, f.Work), err)
 	}
 	if err := h.CopyCode(ctx, in.StepPath, in.Command.Code, f); err != nil {
 		return f, err

@@ -27,7 +27,7 @@ type openStore struct {
 // S3Location says whether uri is on a registered s3 datastore, which one,
 // and the path inside it.
 func (h *Host) S3Location(uri string) (plan.Datastore, string, bool) {
-	name, rest, ok := splitDatastoreURI(uri)
+	name, rest, ok := plan.SplitDatastoreURI(uri)
 	if !ok {
 		return plan.Datastore{}, "", false
 	}

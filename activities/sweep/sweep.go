@@ -32,6 +32,7 @@ func (a *Activities) Register(r worker.ActivityRegistry) {
 	r.RegisterActivityWithOptions(a.SampleTrials, activity.RegisterOptions{Name: SampleTrialsName})
 	r.RegisterActivityWithOptions(a.ReadTrialMetrics, activity.RegisterOptions{Name: ReadTrialMetricsName})
 	r.RegisterActivityWithOptions(a.FinishSweep, activity.RegisterOptions{Name: FinishSweepName})
+	r.RegisterActivityWithOptions(a.PublishSweepOutputs, activity.RegisterOptions{Name: PublishSweepOutputsName})
 }
 
 // Activity type names of sweep steps.
@@ -39,6 +40,9 @@ const (
 	SampleTrialsName     = "SampleTrials"
 	ReadTrialMetricsName = "ReadTrialMetrics"
 	FinishSweepName      = "FinishSweep"
+	// PublishSweepOutputsName copies the best trial's outputs to the
+	// paths the sweep's outputs name.
+	PublishSweepOutputsName = "PublishSweepOutputs"
 )
 
 // SampleTrialsInput asks for the next trials of a sweep.

@@ -15,19 +15,22 @@ func (a *app) datastoreCommand() *cobra.Command {
 		Use:   "datastore",
 		Short: "Register, list, show and delete datastores (as az ml datastore)",
 	}
+	var createPath bool
+	create := a.createFileCommand("datastore", func(ctx context.Context, file string, flags serverFlags) error {
+		files, err := a.userFiles(ctx)
+		if err != nil {
+			return err
+		}
+		d, warnings, err := parseDatastoreFile(files, file, createPath)
+		if err != nil {
+			return err
+		}
+		a.warn(warnings)
+		return a.register(ctx, flags, workflows.CatalogEntry{Datastore: &d}, fmt.Sprintf("datastore %q", d.Name))
+	})
+	create.Flags().BoolVar(&createPath, "create-path", false, "create a local datastore's folder if it does not exist (otherwise it must)")
 	cmd.AddCommand(
-		a.createFileCommand("datastore", func(ctx context.Context, file string, flags serverFlags) error {
-			files, err := a.userFiles(ctx)
-			if err != nil {
-				return err
-			}
-			d, warnings, err := parseDatastoreFile(files, file)
-			if err != nil {
-				return err
-			}
-			a.warn(warnings)
-			return a.register(ctx, flags, workflows.CatalogEntry{Datastore: &d}, fmt.Sprintf("datastore %q", d.Name))
-		}),
+		create,
 		catalogCommand("list", "List registered datastores", exactArgs(0, "no arguments"),
 			func(ctx context.Context, _ []string, flags serverFlags) error {
 				return a.catalog(ctx, flags, func(cat plan.Catalog, sess *session) error {

@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -123,8 +124,10 @@ var credentialKeys = []string{"credentials", "access_key", "secret_key", "access
 // azureDatastoreTypes are Azure ML's datastore types, which porch cannot use.
 var azureDatastoreTypes = []string{"azure_blob", "azure_file", "azure_data_lake_gen1", "azure_data_lake_gen2", "one_lake"}
 
-// parseDatastoreFile reads a `porch datastore create -f` file.
-func parseDatastoreFile(files userFiles, name string) (plan.Datastore, []string, error) {
+// parseDatastoreFile reads a `porch datastore create -f` file. A local
+// datastore's folder must exist on this machine; with createPath it is
+// created when missing.
+func parseDatastoreFile(files userFiles, name string, createPath bool) (plan.Datastore, []string, error) {
 	f, err := readCatalogFile(files, name)
 	if err != nil {
 		return plan.Datastore{}, nil, err
@@ -156,6 +159,9 @@ func parseDatastoreFile(files userFiles, name string) (plan.Datastore, []string,
 		if !filepath.IsAbs(d.Path) {
 			return d, nil, f.errorf(f.keys["path"], "path %q is relative: give an absolute folder, the same on every worker", d.Path)
 		}
+		if err := datastoreFolder(f, d.Path, createPath); err != nil {
+			return d, nil, err
+		}
 	case d.Type == plan.DatastoreS3:
 		f.checkKeys([]string{"$schema", "name", "type", "description", "tags", "endpoint", "bucket", "prefix", "region"})
 		if d.Bucket, err = f.required("bucket", "the bucket's name"); err != nil {
@@ -176,6 +182,40 @@ func parseDatastoreFile(files userFiles, name string) (plan.Datastore, []string,
 		return d, nil, f.errorf(typ, "unknown datastore type %q: porch supports local and s3", d.Type)
 	}
 	return d, f.warnings, nil
+}
+
+// datastoreFolder checks that a local datastore's folder exists, creating
+// it if create is set: a datastore registered at a mistyped path would
+// otherwise come into being at the first step that writes to it.
+func datastoreFolder(f *catalogFile, dir string, create bool) error {
+	at := f.keys["path"]
+	st, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist) && create:
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return f.errorf(at, "path %q: cannot create it (--create-path): %v", dir, unwrapPath(err))
+		}
+		f.warnings = append(f.warnings, fmt.Sprintf("%s:%d: created the folder %q (--create-path)", f.name, at.Line, dir))
+		return nil
+	case errors.Is(err, fs.ErrNotExist):
+		return f.errorf(at, "path %q does not exist: create the folder (at this path on every worker), "+
+			"or add --create-path to have porch create it here", dir)
+	case err != nil:
+		return f.errorf(at, "path %q: %v: give a folder this user can reach", dir, unwrapPath(err))
+	case !st.IsDir():
+		return f.errorf(at, "path %q is a file: give the datastore's folder", dir)
+	}
+	return nil
+}
+
+// unwrapPath drops the path from a file system error, for messages that
+// name it already.
+func unwrapPath(err error) error {
+	var pathErr *fs.PathError
+	if errors.As(err, &pathErr) {
+		return pathErr.Err
+	}
+	return err
 }
 
 // parseDataFile reads a `porch data create -f` file. A local path is made
@@ -280,7 +320,7 @@ func parseComponentFile(files userFiles, name string) (plan.ComponentAsset, comp
 			name, len(f.data), maxComponentSource>>10)
 	}
 	c.Source, c.Dir = string(f.data), filepath.Dir(absPath(name))
-	diags := checkComponent(files, absPath(name))
+	diags := checkComponent(files, absPath(name), nil)
 	if diags.HasErrors() {
 		return c, diags, fmt.Errorf("%s: the component has errors: fix them and create it again", name)
 	}
@@ -289,11 +329,13 @@ func parseComponentFile(files userFiles, name string) (plan.ComponentAsset, comp
 
 // checkComponent compiles a pipeline, held in memory beside the component,
 // whose one step uses it, and keeps the diagnostics about the component's
-// own files: the made-up pipeline binds none of its inputs.
-func checkComponent(files userFiles, file string) compiler.Diagnostics {
+// own files: the made-up pipeline binds none of its inputs. The pipeline
+// names the component by its base name, so the diagnostics name it as file
+// does; cat resolves azureml: references, nil for none.
+func checkComponent(files userFiles, file string, cat *plan.Catalog) compiler.Diagnostics {
 	wrapper := filepath.Join(filepath.Dir(file), ".porch-component-check.yml")
-	src := "type: pipeline\njobs:\n  check:\n    component: " + strconv.Quote(file) + "\n"
-	_, diags := compiler.CompileContext(files.ctx, wrapper, compiler.Options{Limits: files.limits, ReadFile: func(n string) ([]byte, error) {
+	src := "type: pipeline\njobs:\n  check:\n    component: " + strconv.Quote("./"+filepath.Base(file)) + "\n"
+	_, diags := compiler.CompileContext(files.ctx, wrapper, compiler.Options{Limits: files.limits, Catalog: cat, ReadFile: func(n string) ([]byte, error) {
 		if n == wrapper {
 			return []byte(src), nil
 		}

@@ -16,25 +16,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func (a *app) validateCommand() *cobra.Command {
-	var server serverFlags
-	cmd := &cobra.Command{
-		Use:   "validate FILE",
-		Short: "Check a pipeline job YAML file and the components it uses",
-		Args:  exactArgs(1, "one pipeline YAML file"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			p, err := a.compile(cmd.Context(), args[0], nil, server, false)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(a.stdout, "%s: ok (%d steps)\n", args[0], countSteps(p.Pipeline))
-			return nil
-		},
-	}
-	server.register(cmd)
-	return cmd
-}
-
 func (a *app) compileCommand() *cobra.Command {
 	var output string
 	var set []string

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -24,7 +25,7 @@ type devFlags struct {
 	db, ip, namespace string
 	port, uiPort      int
 	computes          []string
-	fleet             bool
+	fleet, insecure   bool
 }
 
 func (a *app) devCommand() *cobra.Command {
@@ -36,13 +37,18 @@ func (a *app) devCommand() *cobra.Command {
 			"queue and the listed computes. Other porch commands on this machine find it by themselves.\n\n" +
 			"Each amlcompute compute in the catalogue (other than those listed) gets a local fleet: porch\n" +
 			"worker processes started as its backlog grows, up to max_instances, at least min_instances,\n" +
-			"each stopped after idle_time_before_scale_down idle seconds. Their logs are in $PORCH_HOME/fleet.",
+			"each stopped after idle_time_before_scale_down idle seconds. Their logs are in $PORCH_HOME/fleet.\n\n" +
+			"The server has no TLS and no authentication: it listens on 127.0.0.1, and an --ip that is not\n" +
+			"loopback needs --insecure. Its internal services (history, matching, worker) always listen on\n" +
+			"127.0.0.1.",
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error { return a.runDev(cmd.Context(), f) },
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.db, "db", "", "SQLite database file (default $PORCH_HOME/dev.db)")
-	fl.StringVar(&f.ip, "ip", "127.0.0.1", "address the server and UI listen on")
+	fl.StringVar(&f.ip, "ip", "127.0.0.1", "address the server's frontend and UI listen on (a loopback address unless --insecure)")
+	fl.BoolVar(&f.insecure, "insecure", false, "allow an --ip that is not loopback: the server and UI have no TLS and no authentication, "+
+		"so whoever reaches them can run commands as you")
 	fl.IntVar(&f.port, "port", 7233, "Temporal frontend gRPC port")
 	fl.IntVar(&f.uiPort, "ui-port", 8233, "web UI port; 0 for no UI")
 	fl.StringVar(&f.namespace, "namespace", defaultNamespace, "Temporal namespace, created when missing")
@@ -52,6 +58,9 @@ func (a *app) devCommand() *cobra.Command {
 }
 
 func (a *app) runDev(ctx context.Context, f devFlags) error {
+	if err := checkDevIP(f.ip, f.insecure); err != nil {
+		return err
+	}
 	home, err := resolveHome(a.getenv)
 	if err != nil {
 		return err
@@ -74,7 +83,7 @@ func (a *app) runDev(ctx context.Context, f devFlags) error {
 	sess := &session{settings: settings{Home: home, Namespace: f.namespace}, closers: []io.Closer{serverLog, workerLog}}
 	defer sess.Close()
 	sess.server, err = devserver.Start(ctx, devserver.Options{
-		DBFile: f.db, IP: f.ip, Port: f.port, UIPort: f.uiPort, Namespace: f.namespace,
+		DBFile: f.db, IP: f.ip, Insecure: f.insecure, Port: f.port, UIPort: f.uiPort, Namespace: f.namespace,
 		SearchAttributes: workflows.SearchAttributes(), LogWriter: serverLog,
 	})
 	if err != nil {
@@ -105,6 +114,9 @@ func (a *app) runDev(ctx context.Context, f devFlags) error {
 			return err
 		}
 	}
+	if !isLoopbackIP(f.ip) {
+		fmt.Fprintf(a.stderr, "porch dev: warning: %s (--insecure)\n", devserver.InsecureWarning(f.ip))
+	}
 	a.printDevBanner(sess, f.db, nodes, serverLog.Name(), workerLog.Name())
 	<-ctx.Done()
 	fmt.Fprintln(a.stdout, "porch dev: stopping")
@@ -112,6 +124,26 @@ func (a *app) runDev(ctx context.Context, f devFlags) error {
 		nodes.Stop()
 	}
 	return nil
+}
+
+// checkDevIP refuses an --ip that is not a loopback address without
+// --insecure: porch dev has no TLS and no authentication.
+func checkDevIP(ip string, insecure bool) error {
+	if net.ParseIP(ip) == nil {
+		return usageError("--ip %q is not an IP address: give one such as 127.0.0.1", ip)
+	}
+	if isLoopbackIP(ip) || insecure {
+		return nil
+	}
+	return usageError("--ip %s is not a loopback address: porch dev has no TLS and no authentication, so anyone who "+
+		"can reach %s could start runs, and so run commands, as the user who started porch dev; use --ip 127.0.0.1 "+
+		"(reach it from elsewhere through an SSH tunnel), or add --insecure on a network you trust", ip, ip)
+}
+
+// isLoopbackIP reports whether ip is a loopback address.
+func isLoopbackIP(ip string) bool {
+	parsed := net.ParseIP(ip)
+	return parsed != nil && parsed.IsLoopback()
 }
 
 func (a *app) printDevBanner(sess *session, db string, nodes *fleet.Fleet, logs ...string) {

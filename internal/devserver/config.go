@@ -89,49 +89,67 @@ func dynamicConfig(tuned bool) dynamicconfig.StaticClient {
 	return dc
 }
 
-// ports are the listening ports of one server's services.
+// ports are the listening ports of one server's services. The frontend's
+// (gRPC and its HTTP API) listen on the server's IP; history, matching and
+// worker on its internal IP, a loopback address, whatever the server's IP:
+// they trust every caller, and only the frontend talks to them.
 type ports struct {
 	frontend, frontendHTTP, history, matching, worker int
 }
 
+// internalIP is where the services other than the frontend listen: ip if it
+// is a loopback address, else 127.0.0.1.
+func internalIP(ip string) string {
+	if parsed := net.ParseIP(ip); parsed != nil && parsed.IsLoopback() {
+		return ip
+	}
+	return defaultIP
+}
+
 func allocatePorts(ip string, frontend int) (ports, error) {
 	p := ports{frontend: frontend}
-	for _, dst := range []*int{&p.frontend, &p.frontendHTTP, &p.history, &p.matching, &p.worker} {
-		if *dst != 0 {
+	internal := internalIP(ip)
+	for _, port := range []struct {
+		dst *int
+		ip  string
+	}{{&p.frontend, ip}, {&p.frontendHTTP, ip}, {&p.history, internal}, {&p.matching, internal}, {&p.worker, internal}} {
+		if *port.dst != 0 {
 			continue
 		}
-		port, err := freePort(ip)
+		free, err := freePort(port.ip)
 		if err != nil {
 			return ports{}, err
 		}
-		*dst = port
+		*port.dst = free
 	}
 	return p, nil
 }
 
 func (p ports) staticHosts(ip string) map[primitives.ServiceName]static.Hosts {
-	host := func(port int) static.Hosts {
+	host := func(ip string, port int) static.Hosts {
 		return static.SingleLocalHost(net.JoinHostPort(ip, strconv.Itoa(port)))
 	}
+	internal := internalIP(ip)
 	return map[primitives.ServiceName]static.Hosts{
-		primitives.FrontendService: host(p.frontend),
-		primitives.HistoryService:  host(p.history),
-		primitives.MatchingService: host(p.matching),
-		primitives.WorkerService:   host(p.worker),
+		primitives.FrontendService: host(ip, p.frontend),
+		primitives.HistoryService:  host(internal, p.history),
+		primitives.MatchingService: host(internal, p.matching),
+		primitives.WorkerService:   host(internal, p.worker),
 	}
 }
 
 func serverConfig(opts Options, p ports, store *config.SQL) *config.Config {
 	frontend := net.JoinHostPort(opts.IP, strconv.Itoa(p.frontend))
-	service := func(port int) config.Service {
+	internal := internalIP(opts.IP)
+	service := func(ip string, port int) config.Service {
 		var s config.Service
 		s.RPC.GRPCPort = port
-		s.RPC.BindOnIP = opts.IP
+		s.RPC.BindOnIP = ip
 		return s
 	}
 	var c config.Config
 	c.Global.Membership.MaxJoinDuration = 30 * time.Second
-	c.Global.Membership.BroadcastAddress = opts.IP
+	c.Global.Membership.BroadcastAddress = internal
 	c.Persistence.DefaultStore = storeName
 	c.Persistence.VisibilityStore = storeName
 	c.Persistence.NumHistoryShards = 1
@@ -151,13 +169,13 @@ func serverConfig(opts Options, p ports, store *config.SQL) *config.Config {
 	}
 	c.DCRedirectionPolicy.Policy = "noop"
 	// The frontend's HTTP API serves Nexus; without it the server warns.
-	fe := service(p.frontend)
+	fe := service(opts.IP, p.frontend)
 	fe.RPC.HTTPPort = p.frontendHTTP
 	c.Services = map[string]config.Service{
 		string(primitives.FrontendService): fe,
-		string(primitives.HistoryService):  service(p.history),
-		string(primitives.MatchingService): service(p.matching),
-		string(primitives.WorkerService):   service(p.worker),
+		string(primitives.HistoryService):  service(internal, p.history),
+		string(primitives.MatchingService): service(internal, p.matching),
+		string(primitives.WorkerService):   service(internal, p.worker),
 	}
 	c.Archival.History.State = "disabled"
 	c.Archival.Visibility.State = "disabled"

@@ -30,10 +30,19 @@ const (
 // scratch server on a free port of 127.0.0.1 serving namespace "default".
 type Options struct {
 	DBFile    string // SQLite file; "" = a scratch file removed at Stop
-	IP        string // default "127.0.0.1"
 	Port      int    // frontend gRPC port; 0 = pick a free one
 	UIPort    int    // web UI port; 0 = no UI
 	Namespace string // default "default"; created if missing (retention 7 days)
+	// IP is where the frontend and the UI listen, default "127.0.0.1". The
+	// other services (history, matching, worker) always listen on a
+	// loopback address. An IP that is not loopback needs Insecure.
+	IP string
+	// Insecure allows an IP that is not loopback. The server has no TLS
+	// and no authentication, so whoever reaches the frontend or the UI
+	// can start, read and cancel workflows, and porch's workers run their
+	// steps as the user who started them. Start then logs InsecureWarning
+	// and the UI shows it at the top of its pages.
+	Insecure bool
 	// SearchAttributes are registered (idempotently) on Namespace at start: name -> type.
 	SearchAttributes map[string]enumspb.IndexedValueType
 	LogWriter        io.Writer // server logs (warn and above by default); nil = discard
@@ -44,11 +53,24 @@ type Options struct {
 	untuned bool
 }
 
+// ErrNotLoopback is returned by Start for an IP that is not a loopback
+// address when Options.Insecure is not set.
+var ErrNotLoopback = errors.New("not a loopback address")
+
+// InsecureWarning is what Start logs, and the UI shows, when the server
+// listens on ip, which is not loopback.
+func InsecureWarning(ip string) string {
+	return fmt.Sprintf("INSECURE: the Temporal server and its web UI listen on %s with no TLS and no authentication: "+
+		"anyone who can reach them can start, read and cancel workflows, and porch workers run their steps' "+
+		"commands as the user who started them", ip)
+}
+
 // Server is a running embedded Temporal server.
 type Server struct {
 	server   temporal.Server
 	logger   serverLogger
 	ui       *webUI
+	ports    ports
 	frontend string
 	uiURL    string
 	// cleanup removes a scratch database.
@@ -98,13 +120,18 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		cleanup()
 		return nil, fmt.Errorf("embedded temporal: start: %w", err)
 	}
-	s := &Server{server: srv, logger: logger, cleanup: cleanup, frontend: net.JoinHostPort(opts.IP, strconv.Itoa(p.frontend))}
+	s := &Server{server: srv, logger: logger, cleanup: cleanup, ports: p, frontend: net.JoinHostPort(opts.IP, strconv.Itoa(p.frontend))}
 	if err := s.ready(ctx, opts); err != nil {
 		_ = s.Stop()
 		return nil, fmt.Errorf("embedded temporal: %w", err)
 	}
+	var banner string
+	if !isLoopback(opts.IP) {
+		banner = InsecureWarning(opts.IP)
+		logger.Warn(banner)
+	}
 	if opts.UIPort != 0 {
-		ui, err := startUI(ctx, opts.IP, opts.UIPort, s.frontend)
+		ui, err := startUI(ctx, opts.IP, opts.UIPort, s.frontend, banner)
 		if err != nil {
 			_ = s.Stop()
 			return nil, fmt.Errorf("embedded temporal: %w", err)
@@ -122,6 +149,10 @@ func withDefaults(opts Options) (Options, error) {
 	if net.ParseIP(opts.IP) == nil {
 		return opts, fmt.Errorf("embedded temporal: IP %q is not an IP address", opts.IP)
 	}
+	if !isLoopback(opts.IP) && !opts.Insecure {
+		return opts, fmt.Errorf("embedded temporal: IP %s is %w: the server has no TLS and no authentication; "+
+			"listen on 127.0.0.1, or set Insecure to serve every client that reaches %s", opts.IP, ErrNotLoopback, opts.IP)
+	}
 	if opts.Namespace == "" {
 		opts.Namespace = defaultNamespace
 	}
@@ -134,6 +165,11 @@ func withDefaults(opts Options) (Options, error) {
 		return opts, fmt.Errorf("embedded temporal: UI port and frontend port are both %d", opts.Port)
 	}
 	return opts, nil
+}
+
+// isLoopback reports whether ip, a valid IP address, is a loopback one.
+func isLoopback(ip string) bool {
+	return net.ParseIP(ip).IsLoopback()
 }
 
 func newTemporalServer(conf *config.Config, opts Options, p ports, logger serverLogger) (temporal.Server, error) {

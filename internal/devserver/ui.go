@@ -19,18 +19,44 @@ const uiStartTimeout = 10 * time.Second
 type webUI struct {
 	server *uiserver.Server
 	done   chan struct{} // closed when the server's Start returns
+	banner *bannerProxy  // nil without a banner
 }
 
 // startUI serves the Temporal web UI on ip:port, talking to frontend, and
-// returns once it accepts connections.
+// returns once it accepts connections. A banner, if not empty, is shown at
+// the top of its pages: ui-server has no setting for one, so the UI then
+// listens on a free port of the internal IP, behind a proxy on ip:port that
+// adds it.
 //
 // ui-server's Start exits the process when it cannot listen, so the port is
 // checked first; only a process taking the port in between could still hit
 // that.
-func startUI(ctx context.Context, ip string, port int, frontend string) (*webUI, error) {
+func startUI(ctx context.Context, ip string, port int, frontend, banner string) (*webUI, error) {
 	if err := checkPortFree(ip, port); err != nil {
 		return nil, fmt.Errorf("web UI: %w", err)
 	}
+	if banner == "" {
+		return startUIServer(ctx, ip, port, frontend)
+	}
+	internal := internalIP(ip)
+	internalPort, err := freePort(internal)
+	if err != nil {
+		return nil, fmt.Errorf("web UI: %w", err)
+	}
+	ui, err := startUIServer(ctx, internal, internalPort, frontend)
+	if err != nil {
+		return nil, err
+	}
+	upstream := net.JoinHostPort(internal, strconv.Itoa(internalPort))
+	if ui.banner, err = startBannerProxy(net.JoinHostPort(ip, strconv.Itoa(port)), upstream, banner); err != nil {
+		ui.stop()
+		return nil, fmt.Errorf("web UI: %w", err)
+	}
+	return ui, nil
+}
+
+// startUIServer runs ui-server on ip:port and waits until it listens.
+func startUIServer(ctx context.Context, ip string, port int, frontend string) (*webUI, error) {
 	srv := uiserver.NewServer(uiserveroptions.WithConfigProvider(&uiconfig.Config{
 		Host:                ip,
 		Port:                port,
@@ -76,6 +102,9 @@ func waitListening(ctx context.Context, addr string, stopped <-chan struct{}) er
 }
 
 func (u *webUI) stop() {
+	if u.banner != nil {
+		u.banner.stop()
+	}
 	u.server.Stop()
 	<-u.done
 }

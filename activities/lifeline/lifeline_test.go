@@ -1,0 +1,106 @@
+package lifeline
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// helperEnv makes the test binary a "worker": it starts a process group
+// with a lifeline, prints the group's id and waits to be killed.
+const helperEnv = "PORCH_LIFELINE_HELPER"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(helperEnv) != "" {
+		os.Exit(worker())
+	}
+	os.Exit(m.Run())
+}
+
+func worker() int {
+	// The shell starts a background child, as a step's command may: a
+	// parent-death signal would reach the shell only.
+	l, err := Start()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	cmd := exec.Command("/bin/sh", "-c", "sleep 300 & sleep 300")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pgid: l.Pgid()}
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	fmt.Println(l.Pgid())
+	select {}
+}
+
+// live counts the processes of group pgid that have not exited.
+func live(pgid int) int {
+	entries, _ := os.ReadDir("/proc")
+	n := 0
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// The fields after the command's closing parenthesis: state, ppid, pgrp.
+		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+		if len(f) > 2 && f[2] == strconv.Itoa(pgid) && f[0] != "Z" && f[0] != "X" {
+			n++
+		}
+		_ = pid
+	}
+	return n
+}
+
+func TestAGroupDiesWithItsWorkerKilledBySIGKILL(t *testing.T) {
+	self, err := os.Executable()
+	require.NoError(t, err)
+	w := exec.Command(self, "-test.run=^$")
+	w.Env = append(os.Environ(), helperEnv+"=1")
+	out, err := w.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, w.Start())
+	t.Cleanup(func() { _ = w.Process.Kill(); _ = w.Wait() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	require.NoError(t, err)
+	pgid, err := strconv.Atoi(strings.TrimSpace(line))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = syscall.Kill(-pgid, syscall.SIGKILL) })
+	// Waits for the shell to have started its children.
+	require.Eventually(t, func() bool { return live(pgid) >= 4 }, 5*time.Second, 10*time.Millisecond,
+		"the shell, its two sleeps and the lifeline run")
+
+	require.NoError(t, w.Process.Signal(syscall.SIGKILL))
+	_ = w.Wait()
+	// Waits for the lifeline to read end-of-file and kill its group.
+	assert.Eventually(t, func() bool { return live(pgid) == 0 }, 5*time.Second, 10*time.Millisecond,
+		"no process of the group outlives its worker by 5 s")
+}
+
+func TestReleaseEndsTheLifelineAndWhatIsLeftOfTheGroup(t *testing.T) {
+	l, err := Start()
+	require.NoError(t, err)
+	cmd := exec.Command("/bin/sh", "-c", "sleep 300 & exit 0")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pgid: l.Pgid()}
+	require.NoError(t, cmd.Start())
+	require.NoError(t, cmd.Wait())
+	require.NoError(t, l.Release())
+	// SIGKILL lands asynchronously: waits for it.
+	assert.Eventually(t, func() bool { return live(l.Pgid()) == 0 }, 5*time.Second, 10*time.Millisecond,
+		"the background sleep goes with the lifeline")
+}

@@ -1,0 +1,167 @@
+package stepio
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+)
+
+// Outputs on local datastores are written by each attempt into a staging
+// folder of its own beside the output, and published (renamed into place)
+// only when the attempt succeeds: an attempt that fails, or that a dead
+// worker abandoned, never shows in an output.
+//
+//	<output's folder>/.porch-staging/<output's name>/<attempt>/   what the attempt writes
+const stagingDir = ".porch-staging"
+
+// staged is one output an attempt writes in staging.
+type staged struct {
+	name string
+	// root is the output's staging root (all attempts); dir the attempt's.
+	root, dir string
+	// final is the output's path; file says it is a uri_file.
+	final string
+	file  bool
+}
+
+// path is where the attempt writes the output: the staging folder, or the
+// file of a uri_file output in it.
+func (s staged) path() string {
+	if s.file {
+		return filepath.Join(s.dir, filepath.Base(s.final))
+	}
+	return s.dir
+}
+
+// stage prepares the staging folder of attempt for the output at final,
+// removing what earlier attempts left there.
+func stage(name, final, attempt string, file bool) (staged, error) {
+	root := filepath.Join(filepath.Dir(final), stagingDir, filepath.Base(final))
+	s := staged{name: name, root: root, dir: filepath.Join(root, attempt), final: final, file: file}
+	entries, err := os.ReadDir(root)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return s, err
+	}
+	for _, e := range entries {
+		if earlierAttempt(e.Name(), attempt) {
+			if err := os.RemoveAll(filepath.Join(root, e.Name())); err != nil {
+				return s, err
+			}
+		}
+	}
+	if err := os.RemoveAll(s.dir); err != nil {
+		return s, err
+	}
+	return s, os.MkdirAll(s.dir, 0o755)
+}
+
+// earlierAttempt says whether the staging folder called name belongs to an
+// attempt before attempt (or to none porch knows).
+func earlierAttempt(name, attempt string) bool {
+	n, err1 := strconv.Atoi(name)
+	a, err2 := strconv.Atoi(attempt)
+	return err1 != nil || err2 != nil || n < a
+}
+
+// publish moves the attempt's output into place. A folder lands whole
+// when the output's folder is new or empty; into a folder that holds
+// data (a path other runs write too) its entries replace those of the
+// same names. Each rename is atomic.
+func (s staged) publish() error {
+	if s.file {
+		src := s.path()
+		if _, err := os.Lstat(src); errors.Is(err, fs.ErrNotExist) {
+			return s.discard() // the command wrote no file: nothing to publish
+		}
+		if err := os.MkdirAll(filepath.Dir(s.final), 0o755); err != nil {
+			return err
+		}
+		if err := os.Rename(src, s.final); err != nil {
+			return err
+		}
+		return s.discard()
+	}
+	if err := os.MkdirAll(filepath.Dir(s.final), 0o755); err != nil {
+		return err
+	}
+	// An empty folder (bound by an older porch, or left by a failed
+	// publish) is replaced whole.
+	_ = os.Remove(s.final)
+	err := os.Rename(s.dir, s.final)
+	if err != nil {
+		if err = mergeInto(s.dir, s.final); err != nil {
+			return err
+		}
+	}
+	return s.discard()
+}
+
+// discard removes the attempt's staging folder, and the output's staging
+// root and .porch-staging when nothing else is in them.
+func (s staged) discard() error {
+	err := os.RemoveAll(s.dir)
+	_ = os.Remove(s.root)
+	_ = os.Remove(filepath.Dir(s.root))
+	return err
+}
+
+// mergeInto moves src's entries into the folder dst, replacing files of the
+// same names and merging folders.
+func mergeInto(src, dst string) error {
+	entries, err := os.ReadDir(src)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		from, to := filepath.Join(src, e.Name()), filepath.Join(dst, e.Name())
+		err := os.Rename(from, to)
+		if err == nil {
+			continue
+		}
+		fi, serr := os.Lstat(to)
+		switch {
+		case serr == nil && fi.IsDir() && e.IsDir():
+			err = mergeInto(from, to)
+		case serr == nil && fi.IsDir():
+			// A file replaces a folder of the same name.
+			if err = os.RemoveAll(to); err == nil {
+				err = os.Rename(from, to)
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("move %s into %s: %w", from, dst, err)
+		}
+	}
+	return nil
+}
+
+// Notes are lines for the step's log: what was mounted, and where the
+// attempt writes its outputs until they are published.
+func (b Bindings) Notes() []string {
+	notes := b.Mounts.Notes
+	for _, s := range b.staged {
+		notes = append(notes, fmt.Sprintf("porch: output %q is written at %s and moves to %s when the attempt succeeds", s.name, s.path(), s.final))
+	}
+	return notes
+}
+
+// Publish moves the outputs this attempt staged on local datastores into
+// place; call it once the attempt has succeeded.
+func (b Bindings) Publish() error {
+	for _, s := range b.staged {
+		if err := s.publish(); err != nil {
+			return fmt.Errorf("publish output %q into %s: %w", s.name, s.final, err)
+		}
+	}
+	return nil
+}
+
+// Discard removes what an attempt staged; call it when the attempt failed.
+func (b Bindings) Discard() {
+	for _, s := range b.staged {
+		_ = s.discard()
+	}
+}

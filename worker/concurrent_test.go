@@ -1,0 +1,87 @@
+package worker_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// peakRSS is this process's peak resident memory (VmHWM): the embedded
+// server's and the worker's together.
+func peakRSS(t *testing.T) string {
+	b, err := os.ReadFile("/proc/self/status")
+	require.NoError(t, err)
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "unknown"
+}
+
+// TestFiftyPipelinesAtOnceAllSucceed submits 50 three-step pipelines at
+// once to one server and worker: every run succeeds, each step's output
+// holds what its own run wrote.
+func TestFiftyPipelinesAtOnceAllSucceed(t *testing.T) {
+	const runs = 50
+	h := newHarness(t)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "pipeline.yml")
+	require.NoError(t, os.WriteFile(path, []byte(`type: pipeline
+inputs:
+  tag: none
+jobs:
+  a:
+    command: echo ${{inputs.tag}} > ${{outputs.out}}/tag.txt
+    inputs:
+      tag: ${{parent.inputs.tag}}
+    outputs:
+      out:
+        type: uri_folder
+  b:
+    command: cat ${{inputs.in}}/tag.txt > ${{outputs.out}}/tag.txt
+    inputs:
+      in: ${{parent.jobs.a.outputs.out}}
+    outputs:
+      out:
+        type: uri_folder
+  c:
+    command: cmp ${{inputs.x}}/tag.txt ${{inputs.y}}/tag.txt
+    inputs:
+      x: ${{parent.jobs.a.outputs.out}}
+      y: ${{parent.jobs.b.outputs.out}}
+`), 0o644))
+	// The runs are submitted one after another, none waiting for another.
+	start := time.Now()
+	ids := make([]string, runs)
+	errs := make([]error, runs)
+	var wg sync.WaitGroup
+	for i := range runs {
+		run := h.start(compile(t, path, map[string]string{"inputs.tag": fmt.Sprintf("run-%d", i)}))
+		ids[i] = run.GetID()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+			defer cancel()
+			errs[i] = run.Get(ctx, nil)
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		require.NoError(t, err, "run %d (%s)", i, ids[i])
+		out := h.localPath(fmt.Sprintf("azureml://datastores/workspaceblobstore/paths/azureml/%s/b/out/tag.txt", ids[i]))
+		data, err := os.ReadFile(out)
+		require.NoError(t, err)
+		assert.Equal(t, fmt.Sprintf("run-%d\n", i), string(data))
+	}
+	t.Logf("%d pipelines of 3 steps at once: all succeeded in %s; peak RSS of server and worker %s", runs, time.Since(start).Round(time.Millisecond), peakRSS(t))
+}
