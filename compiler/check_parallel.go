@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+
+	"github.com/porch-pipelines/porch/internal/userfile"
 )
 
 // splittableTypes are the input types input_data may name.
@@ -150,8 +152,14 @@ func (c *checker) checkEntryScript(s *stepAST, t *taskAST) {
 		return
 	}
 	_, err := c.readFile(filepath.Join(code, es.Value))
+	var notRegular *userfile.NotRegularError
+	var tooLarge *userfile.TooLargeError
 	switch {
-	case err == nil:
+	case err == nil, errors.As(err, &tooLarge):
+		// It exists; its size is Python's business.
+	case errors.As(err, &notRegular):
+		c.errorf(es.Pos, "point entry_script: at a Python file inside the code folder",
+			"entry script %q is %s, not a regular file", filepath.Join(shown, es.Value), notRegular.Kind)
 	case errors.Is(err, fs.ErrNotExist):
 		c.errorf(es.Pos, fmt.Sprintf("check entry_script: and code:; the script's path is relative to the code folder %q", shown),
 			"entry script %q does not exist", filepath.Join(shown, es.Value))

@@ -1,18 +1,23 @@
 package compiler
 
 import (
-	"os"
+	"context"
 	"sort"
 
 	"github.com/porch-pipelines/porch/compiler/plan"
+	"github.com/porch-pipelines/porch/internal/userfile"
 )
 
 // Options tune a compilation.
 type Options struct {
 	// Set overrides pipeline inputs: keys like "inputs.x" (from `porch run --set inputs.x=v`).
 	Set map[string]string
-	// ReadFile reads a file; nil means os.ReadFile. The only I/O the compiler does.
+	// ReadFile reads a file; nil means reading regular files only, up to
+	// Limits.MaxFileBytes (userfile.Read). The only I/O the compiler does.
 	ReadFile func(name string) ([]byte, error)
+	// Limits bound what the compilation reads and builds; zero fields
+	// take their defaults.
+	Limits Limits
 	// Catalog holds the data assets and components the porch server has
 	// registered, which azureml:<name>:<version> and azureml:<name>@latest
 	// references name, and its computes and instance types, which steps'
@@ -29,21 +34,34 @@ type Options struct {
 // problems, sorted by position, and compilation stops after a phase that
 // found an error.
 func Compile(path string, opts Options) (*plan.Plan, Diagnostics) {
-	p, diags := compile(path, opts)
+	return CompileContext(context.Background(), path, opts)
+}
+
+// CompileContext is Compile stopping early, with an error and no plan,
+// when ctx is done: it looks at ctx between files, steps and phases.
+func CompileContext(ctx context.Context, path string, opts Options) (*plan.Plan, Diagnostics) {
+	p, diags := compile(ctx, path, opts)
 	// Each phase is sorted; warnings of earlier phases interleave by position.
 	sortDiagnostics(diags)
 	return p, diags
 }
 
-func compile(path string, opts Options) (*plan.Plan, Diagnostics) {
+func compile(ctx context.Context, path string, opts Options) (*plan.Plan, Diagnostics) {
+	opts.Limits = opts.Limits.withDefaults()
 	read := opts.ReadFile
 	if read == nil {
-		read = os.ReadFile
+		read = func(name string) ([]byte, error) { return userfile.Read(ctx, name, opts.Limits.MaxFileBytes) }
 	}
-	p := newParser(read)
+	p := newParser(ctx, read, opts.Limits)
+	p.root = path
 	p.catalog = opts.Catalog
 	var all Diagnostics
 	stop := func(d *diags) bool {
+		if p.stopped() && d != &p.diags {
+			// Reported in the parser's list, which is not d.
+			d.list = append(d.list, p.list...)
+			p.list = nil
+		}
 		phase := dedupe(d.list)
 		sortDiagnostics(phase)
 		all = append(all, phase...)
@@ -59,6 +77,9 @@ func compile(path string, opts Options) (*plan.Plan, Diagnostics) {
 	c.catalog = opts.Catalog
 	pipelines := collectPipelines(root)
 	for _, pl := range pipelines {
+		if p.stopped() {
+			break
+		}
 		c.checkPipeline(pl)
 	}
 	c.checkInstanceTypes(p.instanceTypes)
@@ -67,6 +88,9 @@ func compile(path string, opts Options) (*plan.Plan, Diagnostics) {
 	}
 	var g diags
 	for _, pl := range pipelines {
+		if p.stopped() {
+			break
+		}
 		orderSteps(&g, pl)
 	}
 	if stop(&g) {

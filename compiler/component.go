@@ -59,6 +59,9 @@ func (p *parser) parseComponentRef(name string, e entry) *componentAST {
 		return nil
 	}
 	root := p.load(file, nodePos(name, v))
+	if root != nil && p.notComponent(file, nodePos(name, v), root) {
+		root = nil
+	}
 	if root == nil {
 		p.components[file] = nil
 		return nil
@@ -68,6 +71,24 @@ func (p *parser) parseComponentRef(name string, e entry) *componentAST {
 	delete(p.loading, file)
 	p.components[file] = c
 	return c
+}
+
+// notComponent reports, once, at the reference, a component file none of
+// whose top-level keys a component has: a text file named by mistake,
+// which YAML may read as a mapping whose keys are its lines. Its keys are
+// not shown, as unknown keys would be: they may be the file's secrets.
+func (p *parser) notComponent(file string, at plan.Pos, root *yaml.Node) bool {
+	list := entries(root)
+	for _, e := range list {
+		k := e.key.Value
+		if contains(componentKeys, k) || contains(componentSilent, k) || contains(pipelineKeys, k) ||
+			contains(parallelComponentKeys, k) || k == "nodes" || k == "flow" {
+			return false
+		}
+	}
+	p.errorf(at, "point component: at a component YAML file, with keys such as type:, inputs:, and command: or jobs:",
+		"referenced file %q is not a component: none of its %d top-level keys is a component key", file, len(list))
+	return true
 }
 
 // componentType works out a component's type: written, or guessed from its
@@ -98,7 +119,12 @@ func (p *parser) parseComponent(name string, n *yaml.Node) *componentAST {
 	}
 	c.Type = plan.StepType(typ)
 	if c.Type == plan.StepPipeline {
+		if !p.checkDepth(p.depth+1, c.Pos, "this pipeline component") {
+			return nil
+		}
+		p.depth++
 		c.Pipeline = p.parsePipeline(name, n, false)
+		p.depth--
 		c.Inputs, c.Outputs = c.Pipeline.Inputs, c.Pipeline.Outputs
 		if c.Pipeline.DisplayName != nil {
 			c.DisplayName = c.Pipeline.DisplayName.Value

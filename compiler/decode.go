@@ -15,7 +15,7 @@ import (
 // level must hold. The node is nil when the file is unusable.
 func DecodeYAML(name string, data []byte, empty, top string) (*yaml.Node, Diagnostics) {
 	var d diags
-	root := decodeMapping(&d, name, data, empty, top)
+	root := decodeMapping(&d, name, data, DefaultLimits.MaxAliasNodes, empty, top)
 	return root, d.list
 }
 
@@ -36,7 +36,7 @@ func (d Diagnostics) Sort() {
 // level must be a mapping; empty documents are skipped.
 func DecodeYAMLDocuments(name string, data []byte, empty, top string) ([]*yaml.Node, Diagnostics) {
 	var d diags
-	first := decodeMapping(&d, name, data, empty, top)
+	first := decodeMapping(&d, name, data, DefaultLimits.MaxAliasNodes, empty, top)
 	if first == nil || len(d.list) > 0 {
 		return nil, d.list
 	}
@@ -60,7 +60,9 @@ func DecodeYAMLDocuments(name string, data []byte, empty, top string) ([]*yaml.N
 		case isNull(root):
 			continue
 		case root.Kind != yaml.MappingNode:
-			d.errorf(nodePos(name, root), top, "document is not a mapping: found %s", kindName(root))
+			d.errorf(nodePos(name, root), top, "document is not a mapping: found %s", topKindName(root))
+			continue
+		case !checkAliases(&d, name, root, DefaultLimits.MaxAliasNodes):
 			continue
 		}
 		checkDuplicates(&d, name, root, 0)

@@ -1,6 +1,7 @@
 package compiler
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 
@@ -12,6 +13,9 @@ type lowerer struct {
 	*parser
 	opts     Options
 	settings plan.Settings
+	// steps and inputs count the plan's steps and their inputs, against
+	// Options.Limits, as the pipeline components expand.
+	steps, inputs int
 }
 
 // scope is one pipeline instance being lowered: the root, or a pipeline
@@ -29,6 +33,8 @@ type scope struct {
 	steps    map[string]*stepAST
 	// visiting holds the step inputs being resolved, "step.input".
 	visiting map[string]bool
+	// depth is how deep the instance is nested: 0 for the root.
+	depth int
 }
 
 func (l *lowerer) newScope(pl *pipelineAST, prefix, compute string, known map[string]plan.Value) *scope {
@@ -72,6 +78,11 @@ func (l *lowerer) lowerRoot(pl *pipelineAST, source string) *plan.Plan {
 		known[in.Name] = in.Value
 	}
 	sc := l.newScope(body, "", "", known)
+	if pl.Component != nil {
+		// The job's top-level component is a pipeline component, nested
+		// once, as the parser counted it.
+		sc.depth = 1
+	}
 	sc.identity = orDefault(scalarValue(pl.Identity), scalarValue(body.Identity))
 	p.Pipeline = l.lowerPipeline(sc)
 	p.Pipeline.Inputs = inputs
@@ -138,19 +149,28 @@ func (l *lowerer) lowerPipeline(sc *scope) plan.Pipeline {
 	}
 	pp.Steps = make([]plan.Step, 0, len(sc.pl.order))
 	for _, s := range sc.pl.order {
-		pp.Steps = append(pp.Steps, l.lowerStep(sc, s))
+		path := joinPath(sc.prefix, s.Name)
+		if !l.countStep(&l.steps, s.Pos, path) {
+			break
+		}
+		pp.Steps = append(pp.Steps, l.lowerStep(sc, s, path))
 	}
 	return pp
 }
 
-func (l *lowerer) lowerStep(sc *scope, s *stepAST) plan.Step {
-	st := plan.Step{Name: s.Name, Path: joinPath(sc.prefix, s.Name), Type: s.Type, Pos: s.Pos,
+func (l *lowerer) lowerStep(sc *scope, s *stepAST, path string) plan.Step {
+	st := plan.Step{Name: s.Name, Path: path, Type: s.Type, Pos: s.Pos,
 		DisplayName: orDefault(s.DisplayName, s.Component.DisplayName)}
 	if len(s.deps) > 0 {
 		st.DependsOn = append([]string(nil), s.deps...)
 	}
 	st.Compute = l.stepCompute(sc, s)
 	st.Inputs = l.stepInputs(sc, s)
+	if l.inputs += len(st.Inputs); l.inputs > l.limits.MaxPlanInputs {
+		l.halt(s.Pos, raise("pipeline components count once for every step that uses them: use fewer or smaller ones", EnvMaxPlanInputs),
+			"the plan's steps have more than %d inputs (step %q has one too many)", l.limits.MaxPlanInputs, path)
+		return st
+	}
 	st.Outputs = l.stepOutputs(sc, s)
 	if s.Sweep != nil {
 		lowerSweep(&st, s)
@@ -166,7 +186,11 @@ func (l *lowerer) lowerStep(sc *scope, s *stepAST) plan.Step {
 				known[in.Name] = sc.known[in.Value.Input]
 			}
 		}
+		if !l.checkDepth(sc.depth+1, s.Pos, fmt.Sprintf("step %q", path)) {
+			return st
+		}
 		csc := l.newScope(comp.Pipeline, st.Path, st.Compute, known)
+		csc.depth = sc.depth + 1
 		csc.identity = orDefault(identity, scalarValue(comp.Pipeline.Identity))
 		child := l.lowerPipeline(csc)
 		st.Pipeline = &child

@@ -1,6 +1,7 @@
 package compiler
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -10,12 +11,23 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/porch-pipelines/porch/compiler/plan"
+	"github.com/porch-pipelines/porch/internal/userfile"
 )
 
 // parser turns YAML files into the AST. It reads each file once.
 type parser struct {
 	diags
 	readFile func(string) ([]byte, error)
+	// ctx stops the compilation when done; limits bound what it builds
+	// (see limits.go), and halted is set once either stops it.
+	ctx    context.Context
+	limits Limits
+	halted bool
+	// root is the file being compiled; steps counts the steps parsed and
+	// depth the pipeline components being parsed, one inside the other.
+	root  string
+	steps int
+	depth int
 	// components caches loaded component files by path; loading marks the
 	// pipeline components being parsed, to refuse a component using itself.
 	components map[string]*componentAST
@@ -34,29 +46,51 @@ type parser struct {
 	instanceTypes []*scalarAST
 }
 
-func newParser(readFile func(string) ([]byte, error)) *parser {
-	return &parser{readFile: readFile, components: map[string]*componentAST{}, loading: map[string]bool{},
-		dirs: map[string]string{}}
+func newParser(ctx context.Context, readFile func(string) ([]byte, error), limits Limits) *parser {
+	return &parser{readFile: readFile, ctx: ctx, limits: limits.withDefaults(),
+		components: map[string]*componentAST{}, loading: map[string]bool{}, dirs: map[string]string{}}
 }
 
 // load reads and decodes one file; at is where it was referenced from (the
 // zero Pos for the root file).
 func (p *parser) load(name string, at plan.Pos) *yaml.Node {
-	data, err := p.readFile(name)
-	if err != nil {
-		pos, what := at, "referenced file"
-		if at.File == "" {
-			pos, what = plan.Pos{File: name}, "file"
-		}
-		detail := "check the path; relative paths resolve against the folder of the file that names them"
-		if errors.Is(err, fs.ErrNotExist) {
-			p.errorf(pos, detail, "%s %q does not exist", what, name)
-		} else {
-			p.errorf(pos, detail, "cannot read %s %q: %v", what, name, err)
-		}
+	if p.stopped() {
 		return nil
 	}
-	return decodeYAML(&p.diags, name, data)
+	data, err := p.readFile(name)
+	if err != nil {
+		p.readError(name, at, err)
+		return nil
+	}
+	return decodeYAML(&p.diags, name, data, p.limits.MaxAliasNodes)
+}
+
+// readError reports a file that cannot be read, at where it was referenced
+// from (the zero Pos for the root file).
+func (p *parser) readError(name string, at plan.Pos, err error) {
+	pos, what := at, "referenced file"
+	if at.File == "" {
+		pos, what = plan.Pos{File: name}, "file"
+	}
+	detail := "check the path; relative paths resolve against the folder of the file that names them"
+	var notRegular *userfile.NotRegularError
+	var tooLarge *userfile.TooLargeError
+	switch {
+	case p.stopped():
+	case errors.Is(err, fs.ErrNotExist):
+		p.errorf(pos, detail, "%s %q does not exist", what, name)
+	case errors.As(err, &notRegular):
+		p.errorf(pos, "name a YAML file: porch reads regular files only, never devices, named pipes, sockets or folders",
+			"%s %q is %s, not a regular file", what, name, notRegular.Kind)
+	case errors.As(err, &tooLarge) && tooLarge.Size < 0:
+		p.errorf(pos, raise("pipeline and component files are far smaller: check that it is the file you meant", EnvMaxFileBytes),
+			"%s %q holds more than %d bytes, the limit", what, name, tooLarge.Max)
+	case errors.As(err, &tooLarge):
+		p.errorf(pos, raise("pipeline and component files are far smaller: check that it is the file you meant", EnvMaxFileBytes),
+			"%s %q is %d bytes, more than the limit of %d", what, name, tooLarge.Size, tooLarge.Max)
+	default:
+		p.errorf(pos, detail, "cannot read %s %q: %v", what, name, err)
+	}
 }
 
 // Keys of a pipeline file, known and accepted without effect.

@@ -35,8 +35,11 @@ func (p *parser) parseInputs(name string, n *yaml.Node, ctx inputCtx) []*inputAS
 		p.errorf(nodePos(name, n), "write inputs as name: value pairs", "inputs must be a mapping, found %s", kindName(n))
 		return nil
 	}
-	var out []*inputAST
 	list := entries(n)
+	if p.tooMany(name, list, "inputs") {
+		return nil
+	}
+	var out []*inputAST
 	p.checkIONames(name, "input", list)
 	for _, e := range list {
 		if in := p.parseInput(name, e, ctx); in != nil {
@@ -141,8 +144,11 @@ func (p *parser) parseOutputs(name string, n *yaml.Node) []*outputAST {
 		p.errorf(nodePos(name, n), "write outputs as name: value pairs", "outputs must be a mapping, found %s", kindName(n))
 		return nil
 	}
-	var out []*outputAST
 	list := entries(n)
+	if p.tooMany(name, list, "outputs") {
+		return nil
+	}
+	var out []*outputAST
 	p.checkIONames(name, "output", list)
 	for _, e := range list {
 		o := &outputAST{Name: e.key.Value, Pos: nodePos(name, e.key)}

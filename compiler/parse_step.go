@@ -69,6 +69,9 @@ func (p *parser) checkKind(pos plan.Pos, what, typ string) bool {
 // cannot run (after reporting why).
 func (p *parser) parseStep(name string, e entry) *stepAST {
 	s := &stepAST{Name: e.key.Value, Pos: nodePos(name, e.key)}
+	if !p.countStep(&p.steps, s.Pos, s.Name) {
+		return nil
+	}
 	if e.val == nil || e.val.Kind != yaml.MappingNode {
 		p.errorf(nodePos(name, e.val), "give the step a command: or a component:", "step %q must be a mapping, found %s", s.Name, kindName(e.val))
 		return nil

@@ -1,6 +1,7 @@
 package compiler
 
 import (
+	"context"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -133,7 +134,7 @@ func TestProgramArguments(t *testing.T) {
 		"  --model m  ":                          "  --model m  ",
 		"--model m\n--task_overhead_timeout 9\n": "--model m\n",
 	} {
-		p := newParser(nil)
+		p := newParser(context.Background(), nil, Limits{})
 		tmpl, _, _ := p.parseProgramArguments(&scalarAST{Value: src, Pos: plan.Pos{File: "f.yml", Line: 1, Col: 1}})
 		assert.False(t, p.list.HasErrors(), "%q: %s", src, p.list.Error())
 		assert.Equal(t, want, tmpl.Source, src)

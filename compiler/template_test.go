@@ -1,6 +1,8 @@
 package compiler
 
 import (
+	"context"
+
 	"github.com/stretchr/testify/assert"
 
 	"github.com/porch-pipelines/porch/compiler/plan"
@@ -91,7 +93,7 @@ func TestLegacySearchRefs(t *testing.T) {
 		"{search_space.x ${{search_space.y}} z }":  "y",
 		"$[[--a {search_space.x}]] {search_space.": "x",
 	} {
-		p := newParser(nil)
+		p := newParser(context.Background(), nil, DefaultLimits)
 		p.sweepRefs = true
 		s := &scalarAST{Value: src, Pos: plan.Pos{File: "f.yml", Line: 1, Col: 5}, Inline: true}
 		p.parseTemplate(s)

@@ -16,15 +16,16 @@ var yamlLineRE = regexp.MustCompile(`^yaml: (?:line (\d+): )?(.*)$`)
 
 // decodeYAML parses one YAML document into a node tree and checks what
 // yaml.v3 does not: tabs in indentation, duplicate keys, an empty file, a
-// top level that is not a mapping. It returns nil when the file is unusable.
-func decodeYAML(d *diags, name string, data []byte) *yaml.Node {
-	return decodeMapping(d, name, data, "write a pipeline job (type: pipeline, jobs: ...) or a component",
+// top level that is not a mapping, aliases that repeat more than maxAlias
+// nodes. It returns nil when the file is unusable.
+func decodeYAML(d *diags, name string, data []byte, maxAlias int) *yaml.Node {
+	return decodeMapping(d, name, data, maxAlias, "write a pipeline job (type: pipeline, jobs: ...) or a component",
 		"the top level must be keys such as type:, inputs: and jobs:")
 }
 
 // decodeMapping is decodeYAML for any file whose top level is a mapping:
 // empty says what to write in an empty file, top what the top level holds.
-func decodeMapping(d *diags, name string, data []byte, empty, top string) *yaml.Node {
+func decodeMapping(d *diags, name string, data []byte, maxAlias int, empty, top string) *yaml.Node {
 	filePos := plan.Pos{File: name}
 	if strings.TrimSpace(stripComments(string(data))) == "" {
 		d.errorf(filePos, empty, "file is empty")
@@ -49,12 +50,24 @@ func decodeMapping(d *diags, name string, data []byte, empty, top string) *yaml.
 	}
 	root = deref(root)
 	if root.Kind != yaml.MappingNode {
-		d.errorf(nodePos(name, root), top,
-			"file is not a mapping: found %s", kindName(root))
+		// Never the scalar itself: a text file that is no YAML (a
+		// password file named by mistake) is one long scalar.
+		d.errorf(nodePos(name, root), top, "file is not a mapping: found %s", topKindName(root))
+		return nil
+	}
+	if !checkAliases(d, name, root, maxAlias) {
 		return nil
 	}
 	checkDuplicates(d, name, root, 0)
 	return root
+}
+
+// topKindName is kindName without a scalar's text, for the top of a file.
+func topKindName(n *yaml.Node) string {
+	if n.Kind == yaml.ScalarNode && !isNull(n) {
+		return "text (a single scalar)"
+	}
+	return kindName(n)
 }
 
 // stripComments drops comment-only lines so a file holding only comments

@@ -17,7 +17,11 @@ func (a *app) datastoreCommand() *cobra.Command {
 	}
 	var createPath bool
 	create := a.createFileCommand("datastore", func(ctx context.Context, file string, flags serverFlags) error {
-		d, warnings, err := parseDatastoreFile(file, createPath)
+		files, err := a.userFiles(ctx)
+		if err != nil {
+			return err
+		}
+		d, warnings, err := parseDatastoreFile(files, file, createPath)
 		if err != nil {
 			return err
 		}
@@ -103,7 +107,11 @@ func (a *app) dataCommand() *cobra.Command {
 	}
 	cmd.AddCommand(
 		a.createFileCommand("data", func(ctx context.Context, file string, flags serverFlags) error {
-			d, warnings, err := parseDataFile(file)
+			files, err := a.userFiles(ctx)
+			if err != nil {
+				return err
+			}
+			d, warnings, err := parseDataFile(files, file)
 			if err != nil {
 				return err
 			}
@@ -163,7 +171,11 @@ func (a *app) componentCommand() *cobra.Command {
 	}
 	cmd.AddCommand(
 		a.createFileCommand("component", func(ctx context.Context, file string, flags serverFlags) error {
-			c, diags, err := parseComponentFile(file)
+			files, err := a.userFiles(ctx)
+			if err != nil {
+				return err
+			}
+			c, diags, err := parseComponentFile(files, file)
 			if len(diags) > 0 {
 				diags.Format(a.stderr)
 			}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/porch-pipelines/porch/compiler"
 	"github.com/porch-pipelines/porch/compiler/plan"
+	"github.com/porch-pipelines/porch/internal/userfile"
 )
 
 // maxComponentSource bounds a registered component's YAML: it travels in
@@ -36,10 +37,10 @@ type catalogFile struct {
 var yamlLine = regexp.MustCompile(`^yaml: line (\d+): `)
 
 // readCatalogFile reads a YAML mapping, refusing duplicate keys.
-func readCatalogFile(name string) (*catalogFile, error) {
-	data, err := os.ReadFile(name)
+func readCatalogFile(files userFiles, name string) (*catalogFile, error) {
+	data, err := files.read(name)
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %v", name, err)
+		return nil, err
 	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
@@ -126,8 +127,8 @@ var azureDatastoreTypes = []string{"azure_blob", "azure_file", "azure_data_lake_
 // parseDatastoreFile reads a `porch datastore create -f` file. A local
 // datastore's folder must exist on this machine; with createPath it is
 // created when missing.
-func parseDatastoreFile(name string, createPath bool) (plan.Datastore, []string, error) {
-	f, err := readCatalogFile(name)
+func parseDatastoreFile(files userFiles, name string, createPath bool) (plan.Datastore, []string, error) {
+	f, err := readCatalogFile(files, name)
 	if err != nil {
 		return plan.Datastore{}, nil, err
 	}
@@ -219,8 +220,8 @@ func unwrapPath(err error) error {
 
 // parseDataFile reads a `porch data create -f` file. A local path is made
 // absolute against the file's folder and must exist.
-func parseDataFile(name string) (plan.DataAsset, []string, error) {
-	f, err := readCatalogFile(name)
+func parseDataFile(files userFiles, name string) (plan.DataAsset, []string, error) {
+	f, err := readCatalogFile(files, name)
 	if err != nil {
 		return plan.DataAsset{}, nil, err
 	}
@@ -288,8 +289,8 @@ var componentTypes = []string{"command", "parallel", "pipeline"}
 // it as porch validate would, through a pipeline that uses it as a step.
 // The diagnostics (warnings, or errors with the returned error) come back
 // for printing.
-func parseComponentFile(name string) (plan.ComponentAsset, compiler.Diagnostics, error) {
-	f, err := readCatalogFile(name)
+func parseComponentFile(files userFiles, name string) (plan.ComponentAsset, compiler.Diagnostics, error) {
+	f, err := readCatalogFile(files, name)
 	if err != nil {
 		return plan.ComponentAsset{}, nil, err
 	}
@@ -319,7 +320,7 @@ func parseComponentFile(name string) (plan.ComponentAsset, compiler.Diagnostics,
 			name, len(f.data), maxComponentSource>>10)
 	}
 	c.Source, c.Dir = string(f.data), filepath.Dir(absPath(name))
-	diags := checkComponent(absPath(name), nil)
+	diags := checkComponent(files, absPath(name), nil)
 	if diags.HasErrors() {
 		return c, diags, fmt.Errorf("%s: the component has errors: fix them and create it again", name)
 	}
@@ -331,14 +332,14 @@ func parseComponentFile(name string) (plan.ComponentAsset, compiler.Diagnostics,
 // own files: the made-up pipeline binds none of its inputs. The pipeline
 // names the component by its base name, so the diagnostics name it as file
 // does; cat resolves azureml: references, nil for none.
-func checkComponent(file string, cat *plan.Catalog) compiler.Diagnostics {
+func checkComponent(files userFiles, file string, cat *plan.Catalog) compiler.Diagnostics {
 	wrapper := filepath.Join(filepath.Dir(file), ".porch-component-check.yml")
 	src := "type: pipeline\njobs:\n  check:\n    component: " + strconv.Quote("./"+filepath.Base(file)) + "\n"
-	_, diags := compiler.Compile(wrapper, compiler.Options{Catalog: cat, ReadFile: func(n string) ([]byte, error) {
+	_, diags := compiler.CompileContext(files.ctx, wrapper, compiler.Options{Limits: files.limits, Catalog: cat, ReadFile: func(n string) ([]byte, error) {
 		if n == wrapper {
 			return []byte(src), nil
 		}
-		return os.ReadFile(n)
+		return userfile.Read(files.ctx, n, files.limits.MaxFileBytes)
 	}})
 	var out compiler.Diagnostics
 	for _, d := range diags {

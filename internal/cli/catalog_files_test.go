@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/porch-pipelines/porch/compiler"
 	"github.com/stretchr/testify/require"
 )
 
@@ -20,26 +21,31 @@ func TestLocalDatastoreFolderMustExistUnlessCreated(t *testing.T) {
 	missing := filepath.Join(dir, "store", "nested")
 	file := write("missing.yml", missing)
 
-	_, _, err := parseDatastoreFile(file, false)
+	_, _, err := parseDatastoreFile(testFiles(t), file, false)
 	require.EqualError(t, err, file+`:3: path "`+missing+`" does not exist: create the folder `+
 		`(at this path on every worker), or add --create-path to have porch create it here`)
 	require.NoDirExists(t, missing, "refusing creates nothing")
 
-	d, warnings, err := parseDatastoreFile(file, true)
+	d, warnings, err := parseDatastoreFile(testFiles(t), file, true)
 	require.NoError(t, err)
 	require.Equal(t, missing, d.Path)
 	require.DirExists(t, missing)
 	require.Equal(t, []string{file + `:3: created the folder "` + missing + `" (--create-path)`}, warnings)
 
 	// Now it exists: no flag needed, nothing said.
-	_, warnings, err = parseDatastoreFile(file, false)
+	_, warnings, err = parseDatastoreFile(testFiles(t), file, false)
 	require.NoError(t, err)
 	require.Empty(t, warnings)
 
 	notDir := filepath.Join(dir, "plain")
 	require.NoError(t, os.WriteFile(notDir, nil, 0o644))
 	for _, create := range []bool{false, true} {
-		_, _, err = parseDatastoreFile(write("file.yml", notDir), create)
+		_, _, err = parseDatastoreFile(testFiles(t), write("file.yml", notDir), create)
 		require.EqualError(t, err, filepath.Join(dir, "file.yml")+`:3: path "`+notDir+`" is a file: give the datastore's folder`)
 	}
+}
+
+// testFiles reads files as the CLI does, within the default limits.
+func testFiles(t *testing.T) userFiles {
+	return userFiles{ctx: t.Context(), limits: compiler.DefaultLimits}
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -66,11 +65,23 @@ func (a *app) compileCommand() *cobra.Command {
 // porch dev), so a file that needs none never waits on a server. A file
 // about to run with serverless steps is too (run): the catalogue's
 // instance types are what those steps choose from.
+//
+// A signal stops it at once, with ctx's error.
 func (a *app) compile(ctx context.Context, path string, set map[string]string, server serverFlags, run bool) (*plan.Plan, error) {
-	p, diags := compiler.Compile(path, compiler.Options{Set: set})
+	limits, err := compilerLimits(a.getenv)
+	if err != nil {
+		return nil, err
+	}
+	p, diags, err := compileFile(ctx, path, compiler.Options{Set: set, Limits: limits})
+	if err != nil {
+		return nil, err
+	}
 	if diags.HasErrors() || namesCompute(p) || run && p != nil && slices.Contains(p.Computes(), "") {
 		if cat := a.serverCatalog(ctx, server); cat != nil {
-			p, diags = compiler.Compile(path, compiler.Options{Set: set, Catalog: cat})
+			p, diags, err = compileFile(ctx, path, compiler.Options{Set: set, Catalog: cat, Limits: limits})
+			if err != nil {
+				return nil, err
+			}
 			a.compiledCatalog = cat
 		}
 	}
@@ -141,12 +152,12 @@ func (a *app) serverCatalog(ctx context.Context, server serverFlags) *plan.Catal
 }
 
 // readSource reads the pipeline file for the run's memo.
-func readSource(path string) ([]byte, error) {
-	data, err := os.ReadFile(path)
+func (a *app) readSource(ctx context.Context, path string) ([]byte, error) {
+	files, err := a.userFiles(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %v", path, err)
+		return nil, err
 	}
-	return data, nil
+	return files.read(path)
 }
 
 // parseSet turns --set inputs.x=v flags into compiler overrides.

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"os"
 	"slices"
 	"sort"
 	"strconv"
@@ -28,7 +27,7 @@ func (a *app) computeCommand() *cobra.Command {
 	}
 	cmd.AddCommand(
 		a.createFileCommand("compute", func(ctx context.Context, file string, flags serverFlags) error {
-			c, err := a.readCompute(file)
+			c, err := a.readCompute(ctx, file)
 			if err != nil {
 				return err
 			}
@@ -73,10 +72,14 @@ func (a *app) computeCommand() *cobra.Command {
 
 // readCompute reads and checks a compute file, printing its warnings; its
 // errors are printed too and make the returned error.
-func (a *app) readCompute(file string) (plan.Compute, error) {
-	data, err := os.ReadFile(file)
+func (a *app) readCompute(ctx context.Context, file string) (plan.Compute, error) {
+	files, err := a.userFiles(ctx)
 	if err != nil {
-		return plan.Compute{}, fmt.Errorf("read %s: %v", file, err)
+		return plan.Compute{}, err
+	}
+	data, err := files.read(file)
+	if err != nil {
+		return plan.Compute{}, err
 	}
 	c, diags := compute.ParseCompute(file, data)
 	diags.Format(a.stderr)
@@ -189,13 +192,13 @@ func (a *app) instanceTypeValidateCommand() *cobra.Command {
 			}
 			var cs []plan.Compute
 			for _, cf := range computes {
-				c, err := a.readCompute(cf)
+				c, err := a.readCompute(cmd.Context(), cf)
 				if err != nil {
 					return err
 				}
 				cs = append(cs, c)
 			}
-			f, err := a.readInstanceTypes(file, cs, "validate")
+			f, err := a.readInstanceTypes(cmd.Context(), file, cs, "validate")
 			if err != nil {
 				return err
 			}
@@ -220,7 +223,7 @@ func (a *app) instanceTypeApplyCommand() *cobra.Command {
 				return usageError("instance-type apply needs the file: porch instance-type apply -f FILE")
 			}
 			// Checked offline first, so a bad file needs no server.
-			if _, err := a.readInstanceTypes(file, nil, "apply"); err != nil {
+			if _, err := a.readInstanceTypes(cmd.Context(), file, nil, "apply"); err != nil {
 				return err
 			}
 			return a.withCatalog(cmd.Context(), flags, func(ctx context.Context, sess *session) error {
@@ -228,7 +231,7 @@ func (a *app) instanceTypeApplyCommand() *cobra.Command {
 				if err != nil {
 					return fmt.Errorf("read the catalogue on %s: %v", sess.settings.Address, err)
 				}
-				f, err := a.readInstanceTypes(file, cat.Computes, "apply")
+				f, err := a.readInstanceTypes(ctx, file, cat.Computes, "apply")
 				if err != nil {
 					return err
 				}
@@ -254,10 +257,14 @@ func (a *app) instanceTypeApplyCommand() *cobra.Command {
 
 // readInstanceTypes reads and checks an instance-type file, against the
 // kubernetes computes' nodeSelectors too, printing the diagnostics.
-func (a *app) readInstanceTypes(file string, computes []plan.Compute, verb string) (*compute.InstanceTypes, error) {
-	data, err := os.ReadFile(file)
+func (a *app) readInstanceTypes(ctx context.Context, file string, computes []plan.Compute, verb string) (*compute.InstanceTypes, error) {
+	files, err := a.userFiles(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %v", file, err)
+		return nil, err
+	}
+	data, err := files.read(file)
+	if err != nil {
+		return nil, err
 	}
 	f, diags := compute.ParseInstanceTypes(file, data)
 	if !diags.HasErrors() {

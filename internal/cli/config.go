@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -8,6 +9,8 @@ import (
 	"path/filepath"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/porch-pipelines/porch/internal/userfile"
 )
 
 // Environment variables porch reads.
@@ -93,7 +96,7 @@ func resolveSettings(getenv func(string) string, flags serverFlags) (settings, e
 // readConfig reads config.yaml; a missing file is an empty config.
 func readConfig(path string) (fileConfig, error) {
 	var cfg fileConfig
-	data, err := os.ReadFile(path)
+	data, err := userfile.Read(context.Background(), path, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return cfg, nil
 	}

@@ -87,7 +87,7 @@ func (a *app) runPipeline(ctx context.Context, file string, f runFlags) error {
 	if err != nil {
 		return err
 	}
-	source, err := readSource(file)
+	source, err := a.readSource(ctx, file)
 	if err != nil {
 		return err
 	}

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -17,8 +16,12 @@ func (a *app) validateCommand() *cobra.Command {
 		Short: "Check a pipeline or sweep job YAML file, or a component file, and the components it uses",
 		Args:  exactArgs(1, "one pipeline YAML file"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if typ, name, ok := componentKind(args[0]); ok {
-				return a.validateComponent(cmd.Context(), args[0], typ, name, server)
+			files, err := a.userFiles(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if typ, name, ok := componentKind(files, args[0]); ok {
+				return a.validateComponent(cmd.Context(), files, args[0], typ, name, server)
 			}
 			p, err := a.compile(cmd.Context(), args[0], nil, server, false)
 			if err != nil {
@@ -37,8 +40,8 @@ func (a *app) validateCommand() *cobra.Command {
 // the top (porch runs those only as steps), or one whose $schema is Azure
 // ML's pipeline component schema. A file it cannot read as a YAML mapping
 // is left to the compiler, which reports why.
-func componentKind(file string) (typ, name string, ok bool) {
-	data, err := os.ReadFile(file)
+func componentKind(files userFiles, file string) (typ, name string, ok bool) {
+	data, err := files.read(file)
 	if err != nil {
 		return "", "", false
 	}
@@ -69,11 +72,11 @@ func componentKind(file string) (typ, name string, ok bool) {
 // does, through a pipeline whose one step uses it, so the two accept the
 // same files. As for a pipeline, azureml: references resolve through the
 // catalogue of the server porch knows of when the file has errors without.
-func (a *app) validateComponent(ctx context.Context, file, typ, name string, server serverFlags) error {
-	diags := checkComponent(file, nil)
+func (a *app) validateComponent(ctx context.Context, files userFiles, file, typ, name string, server serverFlags) error {
+	diags := checkComponent(files, file, nil)
 	if diags.HasErrors() {
 		if cat := a.serverCatalog(ctx, server); cat != nil {
-			diags = checkComponent(file, cat)
+			diags = checkComponent(files, file, cat)
 		}
 	}
 	if len(diags) > 0 {
