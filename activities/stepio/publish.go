@@ -88,8 +88,10 @@ func (s staged) publish() error {
 		return err
 	}
 	// An empty folder (bound by an older porch, or left by a failed
-	// publish) is replaced whole.
-	_ = os.Remove(s.final)
+	// publish) is replaced whole; anything else is merged into.
+	if fi, err := os.Lstat(s.final); err == nil && fi.IsDir() {
+		_ = os.Remove(s.final)
+	}
 	err := os.Rename(s.dir, s.final)
 	if err != nil {
 		if err = mergeInto(s.dir, s.final); err != nil {
@@ -153,7 +155,7 @@ func (b Bindings) Notes() []string {
 func (b Bindings) Publish() error {
 	for _, s := range b.staged {
 		if err := s.publish(); err != nil {
-			return fmt.Errorf("publish output %q into %s: %w", s.name, s.final, err)
+			return FileError(fmt.Sprintf("publish output %q into %s", s.name, s.final), err)
 		}
 	}
 	return nil

@@ -84,3 +84,13 @@ func TestADiscardedAttemptLeavesTheOutputUntouched(t *testing.T) {
 	assert.Equal(t, "from an attempt that succeeded", read(t, filepath.Join(final, "good.txt")))
 	assert.NoDirExists(t, filepath.Join(filepath.Dir(final), stagingDir))
 }
+
+func TestAFolderOutputNeverDeletesAFileAtItsPath(t *testing.T) {
+	final := filepath.Join(t.TempDir(), "out")
+	write(t, final, "a user's file")
+	s, err := stage("out", final, "1", false)
+	require.NoError(t, err)
+	write(t, filepath.Join(s.path(), "model.bin"), "weights")
+	assert.Error(t, s.publish(), "a folder cannot land where a file is")
+	assert.Equal(t, "a user's file", read(t, final))
+}
