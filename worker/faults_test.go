@@ -72,10 +72,8 @@ jobs:
 	victim := parentOf(t, pid)
 	require.True(t, procs[victim], "the step's shell is a child of a worker process")
 	require.NoError(t, syscall.Kill(victim, syscall.SIGKILL))
-	assert.Eventually(t, func() bool {
-		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		return err != nil || strings.Contains(string(stat), ") Z ")
-	}, 5*time.Second, 20*time.Millisecond, "the killed worker's step dies with it")
+	// The killed worker's step dies with it.
+	assertPIDGoneWithin(t, pid, 5*time.Second)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

@@ -289,17 +289,23 @@ func assertKilled(t *testing.T, state string) {
 	assertPIDGone(t, string(data))
 }
 
-// assertPIDGone checks the process whose pid is text has ended. It waits
-// for the kill to land (a step's end waits for it; a zombie may linger
-// until reaped).
+// assertPIDGone checks the process whose pid is text has ended within 10 s.
 func assertPIDGone(t *testing.T, text string) {
 	t.Helper()
 	pid, err := strconv.Atoi(strings.TrimSpace(text))
 	require.NoError(t, err)
+	assertPIDGoneWithin(t, pid, 10*time.Second)
+}
+
+// assertPIDGoneWithin checks process pid ends within limit. It waits for
+// the kill to land (a step's end waits for it; a zombie may linger until
+// reaped).
+func assertPIDGoneWithin(t *testing.T, pid int, limit time.Duration) {
+	t.Helper()
 	require.Eventually(t, func() bool {
 		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 		return err != nil || strings.Contains(string(stat), ") Z ")
-	}, 10*time.Second, 50*time.Millisecond, "process %d still runs", pid)
+	}, limit, 20*time.Millisecond, "process %d still runs", pid)
 }
 
 func TestParallelAppendRowToIsExactAfterAWorkerIsKilled(t *testing.T) {

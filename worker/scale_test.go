@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -74,14 +73,7 @@ jobs:
 	require.NoError(t, run.Get(context.Background(), nil))
 	took := time.Since(start)
 
-	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", proc.Process.Pid))
-	require.NoError(t, err)
-	hwm := ""
-	for _, l := range strings.Split(string(status), "\n") {
-		if strings.HasPrefix(l, "VmHWM:") {
-			hwm = strings.TrimSpace(strings.TrimPrefix(l, "VmHWM:"))
-		}
-	}
+	hwm := peakRSS(t, proc.Process.Pid)
 	resp, err := temporalClient.ListWorkflow(context.Background(), &workflowservice.ListWorkflowExecutionsRequest{
 		Query: "WorkflowId = '" + run.GetID() + "/score'",
 	})

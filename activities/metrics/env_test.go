@@ -6,12 +6,13 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/porch-pipelines/porch/activities/internal/testpython"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 func TestExtendPutsShimFirstWhenNoMlflow(t *testing.T) {
-	python := testPython(t)
+	python := testpython.Interpreter(t)
 	cache := filepath.Join(t.TempDir(), "cache")
 	other := t.TempDir()
 	metricsFile := filepath.Join(t.TempDir(), FileName)
@@ -38,7 +39,7 @@ func TestExtendPutsShimFirstWhenNoMlflow(t *testing.T) {
 }
 
 func TestExtendLeavesRealMlflowAlone(t *testing.T) {
-	python := testPython(t)
+	python := testpython.Interpreter(t)
 	// A package named mlflow on the step's PYTHONPATH stands for a real
 	// mlflow install: porch's module must not shadow it.
 	real := t.TempDir()

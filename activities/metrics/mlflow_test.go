@@ -8,26 +8,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/porch-pipelines/porch/activities/internal/testpython"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-// testPython is the interpreter the tests use, best first: PORCH_PYTHON,
-// Debian's fast /usr/bin/python3, then python3 on PATH.
-func testPython(t *testing.T) string {
-	t.Helper()
-	if p := os.Getenv("PORCH_PYTHON"); p != "" {
-		return p
-	}
-	if _, err := os.Stat("/usr/bin/python3"); err == nil {
-		return "/usr/bin/python3"
-	}
-	if p, err := exec.LookPath("python3"); err == nil {
-		return p
-	}
-	t.Skip("no Python interpreter: set PORCH_PYTHON or install python3")
-	return ""
-}
 
 // runScript runs a Python script in a fresh folder with porch's mlflow
 // module from ShimDir on PYTHONPATH and env added, and returns the folder.
@@ -37,7 +21,7 @@ func runScript(t *testing.T, script string, env ...string) string {
 	require.NoError(t, err)
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "train.py"), []byte(script), 0o644))
-	cmd := exec.Command(testPython(t), "train.py")
+	cmd := exec.Command(testpython.Interpreter(t), "train.py")
 	cmd.Dir = dir
 	cmd.Env = append(withoutKey(withoutKey(os.Environ(), FileEnv), "PYTHONPATH"), "PYTHONPATH="+shim)
 	cmd.Env = append(cmd.Env, env...)
