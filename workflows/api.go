@@ -164,6 +164,9 @@ type ParallelState struct {
 	// to run again because their worker was lost.
 	Spot      ParallelSpot `json:"spot,omitzero"`
 	Preempted []int        `json:"preempted,omitempty"`
+	// Lost are the attempts of mini-batches whose worker stopped
+	// heartbeating on a held node, while they run again elsewhere.
+	Lost []BatchCount `json:"lost,omitempty"`
 }
 
 // ParallelStepResult is a finished parallel step.

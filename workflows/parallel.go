@@ -120,6 +120,8 @@ type parallelRun struct {
 	// stopMonitors cancels the resource monitors this run started, in
 	// the order it started them.
 	stopMonitors []workflow.CancelFunc
+	// failoverVersion caches failover's answer.
+	failoverVersion *bool
 	// bookQueue is where a step running as instances lists pending
 	// mini-batches and reports progress: a held node's queue, as the
 	// type's queue may have no room left while the step holds it.
@@ -289,14 +291,10 @@ func (r *parallelRun) nextIndex(ctx workflow.Context) (int, bool) {
 // first_task_creation_timeout while no mini-batch has ended yet.
 func (r *parallelRun) batchOptions(ctx workflow.Context) workflow.Context {
 	p := r.in.Plan.Parallel
-	hb := time.Duration(p.ProgressUpdateTimeoutSeconds) * time.Second
-	if hb <= 0 {
-		hb = defaultProgressTimeout
-	}
 	opts := workflow.ActivityOptions{
 		TaskQueue:           r.in.Plan.Parallel.Resources.Queue(r.in.Compute),
 		StartToCloseTimeout: time.Duration(p.Retry.TimeoutSeconds+p.TaskOverheadTimeoutSeconds)*time.Second + batchSlack,
-		HeartbeatTimeout:    hb,
+		HeartbeatTimeout:    r.heartbeat(),
 		WaitForCancellation: true,
 		RetryPolicy: &temporal.RetryPolicy{
 			InitialInterval:        time.Second,
@@ -309,6 +307,15 @@ func (r *parallelRun) batchOptions(ctx workflow.Context) workflow.Context {
 		opts.ScheduleToStartTimeout = time.Duration(p.FirstTaskCreationTimeoutSeconds) * time.Second
 	}
 	return workflow.WithActivityOptions(ctx, opts)
+}
+
+// heartbeat is the step's heartbeat timeout: progress_update_timeout, or
+// defaultProgressTimeout.
+func (r *parallelRun) heartbeat() time.Duration {
+	if s := r.in.Plan.Parallel.ProgressUpdateTimeoutSeconds; s > 0 {
+		return time.Duration(s) * time.Second
+	}
+	return defaultProgressTimeout
 }
 
 // ended records a mini-batch's end. It returns the step's failure when the
@@ -391,7 +398,13 @@ func batchFailure(err error) parallel.MiniBatchFailure {
 	}
 	var te *temporal.TimeoutError
 	if errors.As(err, &te) && te.HasLastHeartbeatDetails() {
-		_ = te.LastHeartbeatDetails(&f.Items)
+		var beat parallel.MiniBatchBeat
+		if te.LastHeartbeatDetails(&beat) == nil {
+			f.Items, f.Attempt = beat.Items, beat.Attempt
+		} else {
+			// Workers before MiniBatchBeat sent the item count alone.
+			_ = te.LastHeartbeatDetails(&f.Items)
+		}
 	}
 	return f
 }

@@ -3,6 +3,7 @@ package workflows
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	enums "go.temporal.io/api/enums/v1"
@@ -40,9 +41,35 @@ func (r *parallelRun) onInstances(ctx workflow.Context) bool {
 type heldInstance struct {
 	node    string
 	running int
+	// lost says the node's worker stopped heartbeating: it takes no
+	// mini-batches until it is held again (a new gen), one of its
+	// mini-batches succeeds, or nodeStartTimeout passes.
+	lost bool
 	// gen counts the nodes that held the instance, so a mini-batch of an
 	// earlier node does not free a process of the current one.
 	gen int
+	// moving are the node's mini-batches in flight, for failover to move
+	// them elsewhere when the node is lost.
+	moving []*movable
+}
+
+// movable is a mini-batch in flight on a held node: cancelled when the
+// node is lost, to run again on another instance.
+type movable struct {
+	cancel workflow.CancelFunc
+	moved  bool
+}
+
+// moveAway cancels the mini-batches in flight on a lost node; they run
+// again elsewhere. One not started yet is cancelled at once, rather than
+// waiting out nodeStartTimeout on the dead node's queue.
+func moveAway(batches []*movable) {
+	for _, b := range batches {
+		if !b.moved {
+			b.moved = true
+			b.cancel()
+		}
+	}
 }
 
 // runOnInstances is runBatches for a step running as instances: it holds
@@ -51,6 +78,7 @@ type heldInstance struct {
 // mini-batches running on each held node's own queue.
 func (r *parallelRun) runOnInstances(ctx workflow.Context) batchOutcome {
 	st := r.st
+	failover := r.failover(ctx)
 	per := max(st.Plan.PerInstance, 1)
 	holdCtx, releaseHolds := workflow.WithCancel(ctx)
 	defer releaseHolds()
@@ -76,14 +104,33 @@ func (r *parallelRun) runOnInstances(ctx workflow.Context) batchOutcome {
 	sel.AddReceive(workflow.GetSignalChannel(ctx, spread.InstanceReadySignal), func(c workflow.ReceiveChannel, _ bool) {
 		var ready spread.InstanceReady
 		c.Receive(ctx, &ready)
-		if ready.Slot >= 0 && ready.Slot < len(slots) && slots[ready.Slot].node != ready.Node {
+		if ready.Slot >= 0 && ready.Slot < len(slots) && (slots[ready.Slot].node != ready.Node || slots[ready.Slot].lost) {
+			if failover {
+				// The instance moved: its last node was lost.
+				moveAway(slots[ready.Slot].moving)
+			}
 			slots[ready.Slot] = heldInstance{node: ready.Node, gen: slots[ready.Slot].gen + 1}
 		}
 	})
+	// lose marks slot s's node lost, if it still holds the slot, until a
+	// timer lets it take mini-batches again (nodeStartTimeout then tells
+	// a dead node from a slow one).
+	lose := func(s, gen int) {
+		if slots[s].gen != gen || slots[s].lost {
+			return
+		}
+		slots[s].lost = true
+		moveAway(slots[s].moving)
+		sel.AddFuture(workflow.NewTimer(holdCtx, nodeStartTimeout), func(workflow.Future) {
+			if slots[s].gen == gen {
+				slots[s].lost = false
+			}
+		})
+	}
 	draining := false
 	for {
 		for s := range slots {
-			for failure == nil && !draining && ctx.Err() == nil && slots[s].node != "" && slots[s].running < per {
+			for failure == nil && !draining && ctx.Err() == nil && slots[s].node != "" && !slots[s].lost && slots[s].running < per {
 				queue := parallel.NodeTaskQueue(slots[s].node)
 				r.bookQueue = queue
 				i, ok := r.nextIndex(ctx)
@@ -92,8 +139,16 @@ func (r *parallelRun) runOnInstances(ctx workflow.Context) batchOutcome {
 				}
 				bctx := workflow.WithTaskQueue(r.batchOptions(batchCtx), queue)
 				bctx = workflow.WithScheduleToStartTimeout(bctx, nodeStartTimeout)
-				f := workflow.ExecuteActivity(bctx, parallel.RunMiniBatchName, parallel.MiniBatchInput{Ref: st.Plan.Ref, Index: i})
-				gen := slots[s].gen
+				in := parallel.MiniBatchInput{Ref: st.Plan.Ref, Index: i}
+				b := &movable{}
+				if failover {
+					bctx = r.nodeBatch(bctx, i)
+					bctx, b.cancel = workflow.WithCancel(bctx)
+					in.PriorAttempts = st.lostAttempts(i)
+					slots[s].moving = append(slots[s].moving, b)
+				}
+				f := workflow.ExecuteActivity(bctx, parallel.RunMiniBatchName, in)
+				gen, node := slots[s].gen, slots[s].node
 				slots[s].running++
 				running++
 				st.Counters.Running = running
@@ -102,15 +157,32 @@ func (r *parallelRun) runOnInstances(ctx workflow.Context) batchOutcome {
 					st.Counters.Running = running
 					if slots[s].gen == gen {
 						slots[s].running--
+						slots[s].moving = slices.DeleteFunc(slots[s].moving, func(m *movable) bool { return m == b })
+					}
+					if b.moved && isCanceled(f.Get(ctx, nil)) && failure == nil && ctx.Err() == nil {
+						// Moved off a lost node: another instance runs it.
+						st.Requeued = append(st.Requeued, i)
+						return
 					}
 					if lostNode(ctx, f) {
 						// The node died with the mini-batch queued
 						// for it: another instance runs it.
 						st.Requeued = append(st.Requeued, i)
+						if failover {
+							lose(s, gen)
+						}
 						return
 					}
-					if err := r.ended(ctx, f); err != nil {
+					if failover && r.lostWorker(ctx, f, i, node) {
+						lose(s, gen)
+						return
+					}
+					st.forgetLost(i)
+					err := r.ended(ctx, f)
+					if err != nil {
 						fail(err)
+					} else if failover && slots[s].gen == gen && f.Get(ctx, nil) == nil {
+						slots[s].lost = false // the node is alive after all
 					}
 				})
 			}

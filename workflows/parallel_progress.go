@@ -84,7 +84,7 @@ func (r *parallelRun) finish(ctx workflow.Context, outcome batchOutcome) (Parall
 	fctx = workflow.WithActivityOptions(fctx, workflow.ActivityOptions{
 		TaskQueue:           r.queue(),
 		StartToCloseTimeout: planTimeout,
-		HeartbeatTimeout:    5 * time.Minute,
+		HeartbeatTimeout:    r.finishHeartbeat(ctx),
 		RetryPolicy: &temporal.RetryPolicy{
 			MaximumAttempts:        infraAttempts,
 			NonRetryableErrorTypes: []string{stepio.InvalidStepType},

@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"go.temporal.io/sdk/temporal"
 
@@ -34,6 +35,12 @@ func (a *Activities) FinishParallel(ctx context.Context, in FinishParallelInput)
 	if err != nil {
 		return FinishParallelResult{}, err
 	}
+	// It heartbeats throughout, so that a worker lost in any phase (a
+	// long append, say) is seen within the step's heartbeat timeout.
+	var beat finishBeat
+	stop := a.BeatWhile(ctx, beat.details)
+	defer stop()
+	beat.set("stopping entry scripts", 0)
 	a.parallel().close(ctx, ref.RunID, ref.StepPath)
 	spec, err := f.readSpec(ctx, ref.StepPath, ref.Digest)
 	if err != nil {
@@ -47,10 +54,11 @@ func (a *Activities) FinishParallel(ctx context.Context, in FinishParallelInput)
 	}
 	res.Outputs = b.Outputs
 	if in.Succeeded && spec.Input.Parallel.Task.AppendRowTo != "" {
-		if err := a.appendRows(ctx, f, spec, b); err != nil {
+		if err := a.appendRows(ctx, f, spec, b, &beat); err != nil {
 			return res, err
 		}
 	}
+	beat.set("writing logs", 0)
 	if err := writeProgress(ctx, f, in.Progress); err != nil {
 		return res, fmt.Errorf("step %q: write progress: %w", ref.StepPath, err)
 	}
@@ -64,14 +72,13 @@ func (a *Activities) FinishParallel(ctx context.Context, in FinishParallelInput)
 		return res, fmt.Errorf("step %q: publish logs: %w", ref.StepPath, err)
 	}
 	if in.Succeeded {
-		stop := a.BeatWhile(ctx, func() any { return "uploading outputs" })
-		err := a.commitParallelOutputs(ctx, ref.StepPath, spec.Input.Parallel.Task.AppendRowTo, b.Uploads)
-		stop()
-		if err != nil {
+		beat.set("uploading outputs", 0)
+		if err := a.commitParallelOutputs(ctx, ref.StepPath, spec.Input.Parallel.Task.AppendRowTo, b.Uploads); err != nil {
 			return res, err
 		}
 	}
 	if spec.Input.Parallel.CopyLogsToParent {
+		beat.set("copying logs to the parent", 0)
 		if err := a.copyLogsToParent(ctx, f, in); err != nil {
 			return res, fmt.Errorf("step %q: copy logs to parent: %w", ref.StepPath, err)
 		}
@@ -106,7 +113,7 @@ func (a *Activities) commitParallelOutputs(ctx context.Context, step, appendTo s
 // append_row_to names: a DataFrame's CSV keeps only the first header. It
 // writes a temporary file and renames it, so a retry after a worker died
 // mid-write starts over and the output never holds a mini-batch twice.
-func (a *Activities) appendRows(ctx context.Context, f parallelFolders, spec parallelSpec, b stepio.Bindings) error {
+func (a *Activities) appendRows(ctx context.Context, f parallelFolders, spec parallelSpec, b stepio.Bindings, beat *finishBeat) error {
 	p := spec.Input.Parallel
 	target, ok := b.Output(p.Task.AppendRowTo)
 	if !ok {
@@ -136,9 +143,7 @@ func (a *Activities) appendRows(ctx context.Context, f parallelFolders, spec par
 	var header []byte
 	finished := doneSet{f: f}
 	for i := range spec.Plan.Batches {
-		if i%1000 == 0 {
-			recordHeartbeat(ctx, i)
-		}
+		beat.set("appending rows", i)
 		ok, err := finished.has(ctx, i)
 		if err != nil {
 			return fmt.Errorf("list finished mini-batches: %w", err)
@@ -357,4 +362,29 @@ func (a *Activities) copyLogsToParent(ctx context.Context, f parallelFolders, in
 		}
 	}
 	return nil
+}
+
+// finishBeat is FinishParallel's heartbeat: the phase it is in and, while
+// it appends rows, the mini-batch it is at. Temporal's UI shows it as the
+// pending activity's details.
+type finishBeat struct {
+	mu        sync.Mutex
+	phase     string
+	miniBatch int
+}
+
+func (b *finishBeat) set(phase string, miniBatch int) {
+	b.mu.Lock()
+	b.phase, b.miniBatch = phase, miniBatch
+	b.mu.Unlock()
+}
+
+// details is the heartbeat's JSON.
+func (b *finishBeat) details() any {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return struct {
+		Phase     string `json:"phase"`
+		MiniBatch int    `json:"mini_batch,omitempty"`
+	}{b.phase, b.miniBatch}
 }

@@ -202,9 +202,9 @@ func (a *Activities) RunMiniBatch(ctx context.Context, in MiniBatchInput) (MiniB
 	if err != nil {
 		return MiniBatchResult{}, fmt.Errorf("step %q: read mini-batch %d: %w", in.Ref.StepPath, in.Index, err)
 	}
-	attempt := int32(1)
+	attempt := in.PriorAttempts + 1
 	if activity.IsActivity(ctx) {
-		attempt = activity.GetInfo(ctx).Attempt
+		attempt = in.PriorAttempts + activity.GetInfo(ctx).Attempt
 	}
 	// The mini-batch's objects on a datastore are fetched into a folder
 	// of its own, removed when it ends: this worker reads nothing else of
@@ -223,9 +223,8 @@ func (a *Activities) RunMiniBatch(ctx context.Context, in MiniBatchInput) (MiniB
 	// mini-batch. They let the server see a dead worker within the heartbeat
 	// timeout and deliver the workflow's cancel quickly; the entry script's
 	// own progress is watched by the pool (progress_update_timeout). The
-	// details are the item count, which the workflow reads when the worker
-	// vanishes.
-	stop := a.BeatWhile(ctx, func() any { return b.Items })
+	// details are what the workflow reads when the worker vanishes.
+	stop := a.BeatWhile(ctx, func() any { return MiniBatchBeat{Items: b.Items, Attempt: attempt} })
 	started := time.Now()
 	res, runErr := rt.pool.Run(ctx, req)
 	stop()

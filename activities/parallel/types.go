@@ -79,6 +79,18 @@ type ParallelPlan struct {
 type MiniBatchInput struct {
 	Ref   ParallelStepRef `json:"ref"`
 	Index int             `json:"index"`
+	// PriorAttempts are the attempts the mini-batch used in earlier
+	// activities (on a worker that was lost): this activity's attempts
+	// count on from them.
+	PriorAttempts int32 `json:"prior_attempts,omitempty"`
+}
+
+// MiniBatchBeat is a running mini-batch's heartbeat: what the workflow
+// reads when its worker vanishes, and what Temporal's UI shows as the
+// pending activity's details.
+type MiniBatchBeat struct {
+	Items   int   `json:"items"`
+	Attempt int32 `json:"attempt"`
 }
 
 // MiniBatchResult is a processed mini-batch.
