@@ -198,16 +198,26 @@ func cmdS3Cat(ts *testscript.TestScript, neg bool, args []string) {
 }
 
 // cmdPidGone checks that the process whose id is in FILE has exited (a
-// zombie counts as exited): pidgone FILE.
+// zombie counts as exited) within LIMIT (a Go duration; waitLimit when
+// not given): pidgone FILE [LIMIT].
 func cmdPidGone(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) != 1 {
-		ts.Fatalf("usage: pidgone FILE")
+	if neg || len(args) < 1 || len(args) > 2 {
+		ts.Fatalf("usage: pidgone FILE [LIMIT]")
 	}
 	pid, err := strconv.Atoi(strings.TrimSpace(ts.ReadFile(args[0])))
 	ts.Check(err)
 	// The killed process may take a moment to be reaped.
-	if !waitFor(func() bool { return !alive(pid) }) {
-		ts.Fatalf("process %d is still running", pid)
+	limit := waitLimit
+	if len(args) == 2 {
+		limit, err = time.ParseDuration(args[1])
+		ts.Check(err)
+	}
+	deadline := time.Now().Add(limit)
+	for alive(pid) {
+		if time.Now().After(deadline) {
+			ts.Fatalf("process %d is still running %s later", pid, limit)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 
