@@ -2,6 +2,7 @@ package parallel
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/porch-pipelines/porch/activities/internal/testpython"
 	"github.com/porch-pipelines/porch/activities/stepio"
@@ -32,8 +34,12 @@ def shutdown():
         f.write("%d\n" % os.getpid())
 `
 
-func TestMiniBatchesShareProcessesAndIdleOnesShutDown(t *testing.T) {
-	home, dir := t.TempDir(), t.TempDir()
+// plannedEchoStep plans a parallel step of echoScript over 12 files in
+// mini-batches of 2, three processes at once, on a worker whose home is
+// home. It returns the worker's activities, the plan and shutdown()'s log.
+func plannedEchoStep(t *testing.T, home string) (*Activities, ParallelPlan, string) {
+	t.Helper()
+	dir := t.TempDir()
 	data := filepath.Join(dir, "data")
 	require.NoError(t, os.MkdirAll(data, 0o755))
 	for i := range 12 {
@@ -45,7 +51,7 @@ func TestMiniBatchesShareProcessesAndIdleOnesShutDown(t *testing.T) {
 	shutdownLog := filepath.Join(dir, "shutdown.log")
 
 	a := &Activities{Host: &stepio.Host{Home: home, Node: "n1"}, Python: testpython.Interpreter(t), IdleShutdown: 200 * time.Millisecond}
-	defer a.Close(context.Background())
+	t.Cleanup(func() { a.Close(context.Background()) })
 	in := PlanMiniBatchesInput{
 		RunID: "run1", StepPath: "echo", DefaultDatastore: "ws",
 		Parallel: plan.Parallel{
@@ -60,6 +66,11 @@ func TestMiniBatchesShareProcessesAndIdleOnesShutDown(t *testing.T) {
 	}
 	p, err := a.PlanMiniBatches(context.Background(), in)
 	require.NoError(t, err)
+	return a, p, shutdownLog
+}
+
+func TestMiniBatchesShareProcessesAndIdleOnesShutDown(t *testing.T) {
+	a, p, shutdownLog := plannedEchoStep(t, t.TempDir())
 	require.Equal(t, 6, p.Batches)
 	require.Equal(t, 3, p.PerInstance)
 
@@ -111,4 +122,48 @@ func TestMiniBatchesShareProcessesAndIdleOnesShutDown(t *testing.T) {
 		fmt.Fprintf(&want, "f%02d.txt\n", i)
 	}
 	assert.Equal(t, want.String(), string(got))
+}
+
+// TestAFullDiskDuringTheAppendLeavesNoTemporaryFile makes the append's
+// temporary file /dev/full, where every write fails with ENOSPC: the
+// failure names the output and the file and may be retried, the temporary
+// file is gone rather than holding the space, and the retry writes the
+// whole output.
+func TestAFullDiskDuringTheAppendLeavesNoTemporaryFile(t *testing.T) {
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("no /dev/full on this machine")
+	}
+	home := t.TempDir()
+	a, p, _ := plannedEchoStep(t, home)
+	for i := range p.Batches {
+		_, err := a.RunMiniBatch(context.Background(), MiniBatchInput{Ref: p.Ref, Index: i})
+		require.NoError(t, err)
+	}
+	out, err := stepio.LocalPath(home, plan.DefaultOutputURI("ws", "run1", "echo", "out"))
+	require.NoError(t, err)
+	target := filepath.Join(out, plan.AppendRowFileName)
+	require.NoError(t, os.MkdirAll(out, 0o755))
+	require.NoError(t, os.Symlink("/dev/full", target+".porch-tmp"))
+	finish := FinishParallelInput{
+		Progress:  ProgressInput{Ref: p.Ref, Counters: ParallelCounters{Batches: 6, Succeeded: 6}},
+		Succeeded: true,
+	}
+
+	_, err = a.FinishParallel(context.Background(), finish)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `output "out"`)
+	assert.Contains(t, err.Error(), target)
+	assert.Contains(t, err.Error(), "no space left on device")
+	var ae *temporal.ApplicationError
+	assert.False(t, errors.As(err, &ae) && ae.NonRetryable(), "a full disk may have room on the next attempt")
+	_, err = os.Lstat(target + ".porch-tmp")
+	assert.ErrorIs(t, err, os.ErrNotExist, "the temporary file is removed")
+	_, err = os.Stat(target)
+	assert.ErrorIs(t, err, os.ErrNotExist, "no partial output")
+
+	_, err = a.FinishParallel(context.Background(), finish)
+	require.NoError(t, err)
+	got, err := os.ReadFile(target)
+	require.NoError(t, err)
+	assert.Equal(t, 12, strings.Count(string(got), "\n"), "the retry writes every row")
 }
