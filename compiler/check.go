@@ -20,14 +20,17 @@ type checker struct {
 	// with their --set values.
 	root *pipelineAST
 	sets map[string]string
-	// readFile is Options.ReadFile, to check that entry scripts exist.
+	// readFile is Options.ReadFile, to check that entry scripts exist;
+	// scripts keeps what it said of each path, so that a script many
+	// parallel steps share is read once.
 	readFile func(string) ([]byte, error)
+	scripts  map[string]error
 	// catalog is Options.Catalog, to resolve azureml:<name>:<version> data.
 	catalog *plan.Catalog
 }
 
 func newChecker(root *pipelineAST, sets map[string]string) *checker {
-	return &checker{checkedComponents: map[*componentAST]bool{}, root: root, sets: sets}
+	return &checker{checkedComponents: map[*componentAST]bool{}, root: root, sets: sets, scripts: map[string]error{}}
 }
 
 // checkPipeline checks a pipeline and, once each, the components it uses.

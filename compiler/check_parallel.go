@@ -151,7 +151,12 @@ func (c *checker) checkEntryScript(s *stepAST, t *taskAST) {
 	if c.readFile == nil {
 		return
 	}
-	_, err := c.readFile(filepath.Join(code, es.Value))
+	path := filepath.Join(code, es.Value)
+	err, seen := c.scripts[path]
+	if !seen {
+		_, err = c.readFile(path)
+		c.scripts[path] = err
+	}
 	var notRegular *userfile.NotRegularError
 	var tooLarge *userfile.TooLargeError
 	switch {

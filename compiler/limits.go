@@ -17,6 +17,9 @@ import (
 type Limits struct {
 	// MaxFileBytes bounds the size of each file read (PORCH_MAX_FILE_BYTES).
 	MaxFileBytes int64
+	// MaxTotalBytes bounds the pipeline and component files read in all,
+	// each counted once (PORCH_MAX_TOTAL_BYTES).
+	MaxTotalBytes int64
 	// MaxSteps bounds the steps of the expanded plan, nested ones included:
 	// a pipeline component's steps count once for every step that uses it
 	// (PORCH_MAX_STEPS).
@@ -41,6 +44,7 @@ type Limits struct {
 // a few dozen inputs a step.
 var DefaultLimits = Limits{
 	MaxFileBytes:  userfile.DefaultMaxBytes,
+	MaxTotalBytes: 64 << 20,
 	MaxSteps:      10_000,
 	MaxDepth:      20,
 	MaxInputs:     1_000,
@@ -51,6 +55,7 @@ var DefaultLimits = Limits{
 // The environment variables the porch command reads Limits from.
 const (
 	EnvMaxFileBytes  = "PORCH_MAX_FILE_BYTES"
+	EnvMaxTotalBytes = "PORCH_MAX_TOTAL_BYTES"
 	EnvMaxSteps      = "PORCH_MAX_STEPS"
 	EnvMaxDepth      = "PORCH_MAX_DEPTH"
 	EnvMaxInputs     = "PORCH_MAX_INPUTS"
@@ -63,6 +68,9 @@ func (l Limits) withDefaults() Limits {
 	d := DefaultLimits
 	if l.MaxFileBytes <= 0 {
 		l.MaxFileBytes = d.MaxFileBytes
+	}
+	if l.MaxTotalBytes <= 0 {
+		l.MaxTotalBytes = d.MaxTotalBytes
 	}
 	if l.MaxSteps <= 0 {
 		l.MaxSteps = d.MaxSteps

@@ -208,6 +208,28 @@ func TestFileSizeLimit(t *testing.T) {
 		"PORCH_MAX_FILE_BYTES=N")
 }
 
+func TestTotalBytesLimit(t *testing.T) {
+	// Four distinct components of 300 bytes: each passes MaxFileBytes,
+	// together they pass MaxTotalBytes; one used twice counts once.
+	pipeline := []byte("type: pipeline\njobs:\n  a:\n    component: a.yml\n  b:\n    component: b.yml\n" +
+		"  c:\n    component: a.yml\n  d:\n    component: c.yml\n  e:\n    component: d.yml\n")
+	read := memFS(map[string][]byte{"p.yml": pipeline,
+		"a.yml": component300("a"), "b.yml": component300("b"), "c.yml": component300("c"), "d.yml": component300("d"),
+	})
+	root := int64(len(pipeline))
+	_, diags := Compile("p.yml", Options{ReadFile: read, Limits: Limits{MaxTotalBytes: root + 4*300}})
+	require.False(t, diags.HasErrors(), diags.Error())
+	refused(t, "p.yml", Options{ReadFile: read, Limits: Limits{MaxTotalBytes: root + 3*300}},
+		fmt.Sprintf(`p.yml:12:16: error: the pipeline's files hold more than %d bytes in all ("d.yml" is one too many)`, root+3*300),
+		"use fewer or smaller component files, or raise the limit with PORCH_MAX_TOTAL_BYTES=N")
+}
+
+// component300 is a command component of 300 bytes.
+func component300(name string) []byte {
+	head := "type: command\ncommand: echo " + name + "\ndescription: "
+	return []byte(head + strings.Repeat("x", 300-len(head)-1) + "\n")
+}
+
 func TestNoFileContentInMessages(t *testing.T) {
 	const secret = "hunter2"
 	read := memFS(map[string][]byte{

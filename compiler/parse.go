@@ -28,6 +28,8 @@ type parser struct {
 	root  string
 	steps int
 	depth int
+	// read counts the bytes of the files read, against MaxTotalBytes.
+	read int64
 	// components caches loaded component files by path; loading marks the
 	// pipeline components being parsed, to refuse a component using itself.
 	components map[string]*componentAST
@@ -60,6 +62,15 @@ func (p *parser) load(name string, at plan.Pos) *yaml.Node {
 	data, err := p.readFile(name)
 	if err != nil {
 		p.readError(name, at, err)
+		return nil
+	}
+	if p.read += int64(len(data)); p.read > p.limits.MaxTotalBytes {
+		pos := at
+		if at.File == "" {
+			pos = plan.Pos{File: name}
+		}
+		p.halt(pos, raise("use fewer or smaller component files", EnvMaxTotalBytes),
+			"the pipeline's files hold more than %d bytes in all (%q is one too many)", p.limits.MaxTotalBytes, name)
 		return nil
 	}
 	return decodeYAML(&p.diags, name, data, p.limits.MaxAliasNodes)

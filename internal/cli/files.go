@@ -20,6 +20,7 @@ func compilerLimits(getenv func(string) string) (compiler.Limits, error) {
 		set  func(int64)
 	}{
 		{compiler.EnvMaxFileBytes, func(n int64) { l.MaxFileBytes = n }},
+		{compiler.EnvMaxTotalBytes, func(n int64) { l.MaxTotalBytes = n }},
 		{compiler.EnvMaxSteps, func(n int64) { l.MaxSteps = int(n) }},
 		{compiler.EnvMaxDepth, func(n int64) { l.MaxDepth = int(n) }},
 		{compiler.EnvMaxInputs, func(n int64) { l.MaxInputs = int(n) }},
@@ -31,7 +32,7 @@ func compilerLimits(getenv func(string) string) (compiler.Limits, error) {
 			continue
 		}
 		n, err := strconv.ParseInt(s, 10, 32)
-		if v.name == compiler.EnvMaxFileBytes {
+		if v.name == compiler.EnvMaxFileBytes || v.name == compiler.EnvMaxTotalBytes {
 			n, err = strconv.ParseInt(s, 10, 64)
 		}
 		if err != nil || n < 1 {
