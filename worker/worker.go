@@ -314,6 +314,7 @@ func (w *Worker) start(c client.Client, opts Options, q queue, acts, wfs bool) e
 	if wfs {
 		workflows.Register(sw)
 		(&serverlessChooser{client: c, catalog: opts.Catalog}).register(sw)
+		stepEnds{client: c}.register(sw)
 	}
 	if err := sw.Start(); err != nil {
 		w.Stop()

@@ -43,6 +43,9 @@ func Pipeline(ctx workflow.Context, in PipelineInput) (PipelineResult, error) {
 	running := 0
 	var firstErr error
 	var firstFailed string
+	// stepsCanceled says the run cancelled its running steps itself, so
+	// their cancellations are not a Temporal client's.
+	stepsCanceled := false
 	for {
 		if ctx.Err() == nil && (firstErr == nil || in.Settings.ContinueOnStepFailure) {
 			d.skipBlocked(workflow.Now(ctx))
@@ -59,9 +62,14 @@ func Pipeline(ctx workflow.Context, in PipelineInput) (PipelineResult, error) {
 				sel.AddFuture(f, func(f workflow.Future) {
 					running--
 					err := d.finish(ctx, f, s)
+					if err != nil && ctx.Err() == nil && endedOutside(err, stepsCanceled) &&
+						workflow.GetVersion(ctx, outsideChange, workflow.DefaultVersion, 1) == 1 {
+						err = d.outsideEnd(ctx, s, err)
+					}
 					if err != nil && firstErr == nil && !isCanceled(err) {
 						firstErr, firstFailed = err, s.step.Path
 						if !in.Settings.ContinueOnStepFailure {
+							stepsCanceled = true
 							cancelSteps()
 						}
 					}

@@ -5,14 +5,17 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/porch-pipelines/porch/internal/devserver"
+	"github.com/porch-pipelines/porch/workflows"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	enums "go.temporal.io/api/enums/v1"
 )
 
 // syncBuffer is a bytes.Buffer safe to read while Run writes it.
@@ -132,4 +135,19 @@ func TestInterruptedBeforeStart(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	code := Run(ctx, []string{"run", file}, nil, &stdout, &stderr)
 	assert.Equal(t, ExitInterrupted, code, stderr.String())
+}
+
+func TestStepsOfATerminatedRunEndWithIt(t *testing.T) {
+	steps := []workflows.StepState{
+		{Path: "a", Status: workflows.StatusSucceeded},
+		{Path: "b", Status: workflows.StatusRunning},
+		{Path: "c", Status: workflows.StatusWaiting},
+	}
+	got := endedWithRun(slices.Clone(steps), enums.WORKFLOW_EXECUTION_STATUS_TERMINATED)
+	assert.Equal(t, workflows.StatusSucceeded, got[0].Status)
+	for _, s := range got[1:] {
+		assert.Equal(t, workflows.StatusCanceled, s.Status, s.Path)
+		assert.Equal(t, "the run was terminated", s.Error, s.Path)
+	}
+	assert.Equal(t, steps, endedWithRun(slices.Clone(steps), enums.WORKFLOW_EXECUTION_STATUS_RUNNING), "a running run's steps are as it says")
 }

@@ -79,6 +79,7 @@ func (a *app) showRun(ctx context.Context, sess *session, runID string, info *wo
 		return fmt.Errorf("read the steps of run %s: %v: porch reads them from a worker running porch workflows "+
 			"(start one with: porch worker --address %s)", runID, err, sess.settings.Address)
 	}
+	steps = endedWithRun(steps, info.GetStatus())
 	writeStepTable(a, steps)
 	printUsage(ctx, a.stdout, sess.client, steps)
 	printTrials(ctx, a.stdout, sess.client, steps)
@@ -96,6 +97,24 @@ func (a *app) showRun(ctx context.Context, sess *session, runID string, info *wo
 		}
 	}
 	return nil
+}
+
+// endedWithRun marks the steps a closed run left running or waiting as
+// ended with it: a run terminated (or timed out) from Temporal answers
+// its steps query as it was at that moment, with steps still running.
+func endedWithRun(steps []workflows.StepState, status enums.WorkflowExecutionStatus) []workflows.StepState {
+	switch status {
+	case enums.WORKFLOW_EXECUTION_STATUS_RUNNING, enums.WORKFLOW_EXECUTION_STATUS_COMPLETED,
+		enums.WORKFLOW_EXECUTION_STATUS_FAILED, enums.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW:
+		return steps
+	}
+	for i, s := range steps {
+		if !finished(s.Status) {
+			steps[i].Status = workflows.StatusCanceled
+			steps[i].Error = "the run was " + statusName(status)
+		}
+	}
+	return steps
 }
 
 func tookWord(info *workflowpb.WorkflowExecutionInfo) string {
