@@ -315,6 +315,7 @@ func (w *Worker) start(c client.Client, opts Options, q queue, acts, wfs bool) e
 		workflows.Register(sw)
 		(&serverlessChooser{client: c, catalog: opts.Catalog}).register(sw)
 		stepEnds{client: c}.register(sw)
+		quotaPools{client: c}.register(sw)
 	}
 	if err := sw.Start(); err != nil {
 		w.Stop()

@@ -120,8 +120,12 @@ type parallelRun struct {
 	// stopMonitors cancels the resource monitors this run started, in
 	// the order it started them.
 	stopMonitors []workflow.CancelFunc
-	// failoverVersion caches failover's answer.
+	// failoverVersion caches failover's answer, monitorsVersion
+	// monitorsEnd's.
 	failoverVersion *bool
+	monitorsVersion *bool
+	// monitorEnds are the monitors' futures, to wait for them to stop.
+	monitorEnds []workflow.Future
 	// bookQueue is where a step running as instances lists pending
 	// mini-batches and reports progress: a held node's queue, as the
 	// type's queue may have no room left while the step holds it.

@@ -45,9 +45,11 @@ func (r *parallelRun) startMonitor(ctx workflow.Context, node string) {
 		StartToCloseTimeout: noTimeout,
 		HeartbeatTimeout:    time.Minute,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
+		WaitForCancellation: r.monitorsEnd(ctx),
 	})
-	workflow.ExecuteActivity(mctx, parallel.MonitorResourcesName,
+	f := workflow.ExecuteActivity(mctx, parallel.MonitorResourcesName,
 		parallel.MonitorInput{Ref: r.st.Plan.Ref, Node: node, IntervalSeconds: interval})
+	r.monitorEnds = append(r.monitorEnds, f)
 }
 
 // reportProgress adds a line to the progress overview now and then.
@@ -77,6 +79,7 @@ func (r *parallelRun) finish(ctx workflow.Context, outcome batchOutcome) (Parall
 	for _, stop := range r.stopMonitors {
 		stop()
 	}
+	r.awaitMonitors(ctx)
 	fctx := ctx
 	if ctx.Err() != nil {
 		fctx, _ = workflow.NewDisconnectedContext(ctx)
@@ -109,4 +112,44 @@ func (r *parallelRun) finish(ctx workflow.Context, outcome batchOutcome) (Parall
 		return ParallelStepResult{}, ferr
 	}
 	return ParallelStepResult{LogDir: res.LogDir, Outputs: res.Outputs, Counters: r.st.Counters}, nil
+}
+
+// monitorsChange is the GetVersion id of a parallel step's end waiting
+// for its resource monitors: version 1 waits (up to monitorGrace) for the
+// cancelled monitors to stop, so a closed step has no activity pending.
+const monitorsChange = "parallel-monitors-end"
+
+// monitorGrace bounds the wait for the monitors to stop: one on a lost
+// node never answers.
+const monitorGrace = 10 * time.Second
+
+// monitorsEnd says whether this run waits for its monitors to stop.
+func (r *parallelRun) monitorsEnd(ctx workflow.Context) bool {
+	if r.monitorsVersion == nil {
+		v := workflow.GetVersion(ctx, monitorsChange, workflow.DefaultVersion, 1) == 1
+		r.monitorsVersion = &v
+	}
+	return *r.monitorsVersion
+}
+
+// awaitMonitors waits for the cancelled monitors to stop, at most
+// monitorGrace, from version 1 of monitorsChange on.
+func (r *parallelRun) awaitMonitors(ctx workflow.Context) {
+	if len(r.monitorEnds) == 0 || !r.monitorsEnd(ctx) {
+		return
+	}
+	wctx, _ := workflow.NewDisconnectedContext(ctx)
+	timerCtx, stopTimer := workflow.WithCancel(wctx)
+	defer stopTimer()
+	late := false
+	sel := workflow.NewSelector(wctx)
+	sel.AddFuture(workflow.NewTimer(timerCtx, monitorGrace), func(workflow.Future) { late = true })
+	for _, f := range r.monitorEnds {
+		sel.AddFuture(f, func(workflow.Future) {})
+	}
+	for range r.monitorEnds {
+		if sel.Select(wctx); late {
+			return
+		}
+	}
 }

@@ -229,7 +229,7 @@ func admit(ctx workflow.Context, req *QuotaRequest, st *QuotaAdmission) (release
 	var held []quota.Pool
 	release = func() { releaseQuota(ctx, held)() }
 	granted := workflow.GetSignalChannel(ctx, quota.GrantedSignal)
-	for _, p := range req.Pools {
+	for _, p := range quotaPools(ctx, req.Pools) {
 		if err := workflow.SignalExternalWorkflow(ctx, p.WorkflowID(), "", quota.AcquireSignal, claim).Get(ctx, nil); err != nil {
 			if ctx.Err() != nil {
 				release()
@@ -259,6 +259,35 @@ func admit(ctx workflow.Context, req *QuotaRequest, st *QuotaAdmission) (release
 	}
 	st.Admitted = true
 	return release, nil
+}
+
+// quotaPoolsChange is the GetVersion id of a step asking which of its
+// pools have a quota before it signals them (version 1), where
+// DefaultVersion signalled every pool and read a failed signal as "no
+// quota", leaving failed commands in every such step's history.
+const quotaPoolsChange = "quota-pools"
+
+// QuotaPoolsName is the local activity that says which pools have a
+// quota: those whose quota workflow runs (registered by the worker, which
+// has a client).
+const QuotaPoolsName = "QuotaPools"
+
+// quotaPools are the pools of a request to claim cores from: from version
+// 1 of quotaPoolsChange only those with a quota. When that cannot be read,
+// every pool, as before: a signal to one without fails harmlessly.
+func quotaPools(ctx workflow.Context, pools []quota.Pool) []quota.Pool {
+	if workflow.GetVersion(ctx, quotaPoolsChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return pools
+	}
+	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+		ScheduleToCloseTimeout: time.Minute,
+		RetryPolicy:            &temporal.RetryPolicy{MaximumAttempts: 3},
+	})
+	var with []quota.Pool
+	if err := workflow.ExecuteLocalActivity(lctx, QuotaPoolsName, pools).Get(ctx, &with); err != nil {
+		return pools
+	}
+	return with
 }
 
 // releaseQuota returns a function that gives the step's cores back to each

@@ -61,6 +61,10 @@ func SweepStep(ctx workflow.Context, in SweepStepInput) (SweepStepResult, error)
 	return s.finish(ctx)
 }
 
+// sweepTimersChange is the GetVersion id of a sweep run cancelling its
+// timeout and metrics-poll timers when it ends (version 1).
+const sweepTimersChange = "sweep-timers"
+
 // sweepRun is one run (between continue-as-new) of a sweep step.
 type sweepRun struct {
 	in      SweepStepInput
@@ -92,9 +96,17 @@ func (s *sweepRun) seed(ctx workflow.Context) int64 {
 func (s *sweepRun) run(ctx workflow.Context) (bool, error) {
 	trialCtx, cancelTrials := workflow.WithCancel(ctx)
 	sel := workflow.NewSelector(ctx)
+	// From version 1 of sweepTimersChange the timers are cancelled when
+	// the run ends, so a closed sweep has no timer pending.
+	timerCtx := ctx
+	if workflow.GetVersion(ctx, sweepTimersChange, workflow.DefaultVersion, 1) == 1 {
+		var stopTimers workflow.CancelFunc
+		timerCtx, stopTimers = workflow.WithCancel(ctx)
+		defer stopTimers()
+	}
 	deadline := s.st.Started.Add(time.Duration(s.sw.Limits.TimeoutSeconds) * time.Second)
 	if left := deadline.Sub(workflow.Now(ctx)); left > 0 {
-		sel.AddFuture(workflow.NewTimer(ctx, left), func(workflow.Future) {
+		sel.AddFuture(workflow.NewTimer(timerCtx, left), func(workflow.Future) {
 			s.timedOut = true
 			cancelTrials()
 		})
@@ -115,7 +127,7 @@ func (s *sweepRun) run(ctx workflow.Context) (bool, error) {
 		}
 		if !polling && s.sw.EarlyTermination != nil {
 			polling = true
-			sel.AddFuture(workflow.NewTimer(ctx, s.pollInterval(ctx)), func(workflow.Future) {
+			sel.AddFuture(workflow.NewTimer(timerCtx, s.pollInterval(ctx)), func(workflow.Future) {
 				polling = false
 				s.poll(ctx, s.runningTrials())
 				s.terminateEarly()
