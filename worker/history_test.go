@@ -7,10 +7,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/enums/v1"
+	sdkpb "go.temporal.io/api/sdk/v1"
 
 	"github.com/porch-pipelines/porch/quota"
+	"github.com/porch-pipelines/porch/workflows"
 )
 
 // assertCleanHistory checks a closed workflow's history reads as what
@@ -105,4 +108,25 @@ func record(t *testing.T, prefix, runID string) {
 	if os.Getenv("PORCH_RECORD_HISTORIES") != "" {
 		recordRun(t, filepath.Join("..", "workflows", "testdata", "histories"), prefix, runID)
 	}
+}
+
+// TestQueriesAreDescribed reads a run's workflow metadata (what `temporal
+// workflow metadata` and the UI's Queries tab show): the steps query says
+// what it answers.
+func TestQueriesAreDescribed(t *testing.T) {
+	h := newHarness(t)
+	runID, err := h.run(compile(t, filepath.Join("..", "samples", "hello", "pipeline.yml"), nil))
+	require.NoError(t, err)
+	v, err := temporalClient.QueryWorkflow(context.Background(), runID, "", "__temporal_workflow_metadata")
+	require.NoError(t, err)
+	var md sdkpb.WorkflowMetadata
+	require.NoError(t, v.Get(&md))
+	found := false
+	for _, q := range md.GetDefinition().GetQueryDefinitions() {
+		if q.GetName() == workflows.StepsQuery {
+			found = true
+			assert.Contains(t, q.GetDescription(), "Every step of the run")
+		}
+	}
+	assert.True(t, found, "the steps query is listed: %v", md.GetDefinition().GetQueryDefinitions())
 }

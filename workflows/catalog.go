@@ -101,7 +101,7 @@ type CatalogInput struct {
 // carrying the catalogue.
 func Catalog(ctx workflow.Context, in CatalogInput) error {
 	cat := in.Catalog
-	if err := workflow.SetQueryHandler(ctx, CatalogQuery, func() (plan.Catalog, error) {
+	if err := setQuery(ctx, CatalogQuery, func() (plan.Catalog, error) {
 		return cat, nil
 	}); err != nil {
 		return err

@@ -56,7 +56,7 @@ func CommandStep(ctx workflow.Context, in CommandStepInput) (command.RunCommandR
 		// Only a step that claims cores answers the quota query, so the
 		// history of a step without a quota is unchanged.
 		var st QuotaAdmission
-		if err := workflow.SetQueryHandler(ctx, QuotaWaitQuery, func() (QuotaAdmission, error) { return st, nil }); err != nil {
+		if err := setQuery(ctx, QuotaWaitQuery, func() (QuotaAdmission, error) { return st, nil }); err != nil {
 			return r, err
 		}
 		release, err := admit(ctx, in.Quota, &st)

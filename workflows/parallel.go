@@ -56,14 +56,14 @@ func ParallelStep(ctx workflow.Context, in ParallelStepInput) (ParallelStepResul
 		workflow.GetLogger(ctx).Info(placement)
 	}
 	r := &parallelRun{in: in, progress: ParallelProgress{Phase: PhasePlanning}}
-	if err := workflow.SetQueryHandler(ctx, ProgressQuery, func() (ParallelProgress, error) {
+	if err := setQuery(ctx, ProgressQuery, func() (ParallelProgress, error) {
 		return r.snapshot(), nil
 	}); err != nil {
 		return ParallelStepResult{}, err
 	}
 	if in.Plan.Parallel.Resources.Spot() {
 		// Only spot steps answer, so other histories are unchanged.
-		if err := workflow.SetQueryHandler(ctx, SpotQuery, func() (SpotState, error) {
+		if err := setQuery(ctx, SpotQuery, func() (SpotState, error) {
 			if r.st == nil {
 				return SpotState{}, nil
 			}
@@ -77,7 +77,7 @@ func ParallelStep(ctx workflow.Context, in ParallelStepInput) (ParallelStepResul
 		// The step holds its instances' cores from before it plans until
 		// its last run ends; a run continued as new holds them already.
 		st := QuotaAdmission{Admitted: in.State != nil}
-		if err := workflow.SetQueryHandler(ctx, QuotaWaitQuery, func() (QuotaAdmission, error) { return st, nil }); err != nil {
+		if err := setQuery(ctx, QuotaWaitQuery, func() (QuotaAdmission, error) { return st, nil }); err != nil {
 			return ParallelStepResult{}, err
 		}
 		if st.Admitted {

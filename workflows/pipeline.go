@@ -32,7 +32,7 @@ func Pipeline(ctx workflow.Context, in PipelineInput) (PipelineResult, error) {
 			"UnsupportedPlan", nil)
 	}
 	d := newDAG(in)
-	if err := workflow.SetQueryHandler(ctx, StepsQuery, func() ([]StepState, error) {
+	if err := setQuery(ctx, StepsQuery, func() ([]StepState, error) {
 		return d.states(), nil
 	}); err != nil {
 		return PipelineResult{}, err

@@ -40,7 +40,7 @@ type QuotaInput struct {
 // when Temporal suggests it, carrying the state.
 func Quota(ctx workflow.Context, in QuotaInput) error {
 	s := in.State
-	if err := workflow.SetQueryHandler(ctx, quota.StatusQuery, func() (quota.State, error) { return s, nil }); err != nil {
+	if err := setQuery(ctx, quota.StatusQuery, func() (quota.State, error) { return s, nil }); err != nil {
 		return err
 	}
 	// inflight counts grant signals not yet delivered; a grant to a

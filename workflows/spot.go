@@ -70,7 +70,7 @@ type spotRun func(ctx workflow.Context, prior int32, notes []string) error
 // step runs on the dedicated workers of opts.TaskQueue, with opts' retries.
 func runSpot(ctx workflow.Context, opts workflow.ActivityOptions, run spotRun) error {
 	var st SpotState
-	if err := workflow.SetQueryHandler(ctx, SpotQuery, func() (SpotState, error) { return st, nil }); err != nil {
+	if err := setQuery(ctx, SpotQuery, func() (SpotState, error) { return st, nil }); err != nil {
 		return err
 	}
 	spot := opts

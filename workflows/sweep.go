@@ -39,7 +39,7 @@ const (
 // early-termination policy picks, and reports its best trial's outputs.
 func SweepStep(ctx workflow.Context, in SweepStepInput) (SweepStepResult, error) {
 	s := &sweepRun{in: in, sw: *in.Step.Sweep, cancels: map[int]workflow.CancelFunc{}, stopped: map[int]bool{}, fresh: map[int]int{}}
-	if err := workflow.SetQueryHandler(ctx, TrialsQuery, func() (SweepProgress, error) {
+	if err := setQuery(ctx, TrialsQuery, func() (SweepProgress, error) {
 		return SweepProgress{Metric: s.sw.Objective.PrimaryMetric, Goal: s.sw.Objective.Goal,
 			MaxTrials: s.sw.Limits.MaxTotalTrials, Trials: s.st.Trials}, nil
 	}); err != nil {

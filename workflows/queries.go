@@ -1,0 +1,24 @@
+package workflows
+
+import (
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/porch-pipelines/porch/quota"
+)
+
+// queryDescriptions describe porch's queries where Temporal lists them
+// (`temporal workflow metadata`, the UI's Queries tab).
+var queryDescriptions = map[string]string{
+	StepsQuery:        "Every step of the run: its status, attempt, times, progress detail, error and outputs.",
+	ProgressQuery:     "A parallel step's progress: its phase, mini-batches planned, running, succeeded and failed, items, and the nodes it ran on.",
+	TrialsQuery:       "A sweep step's trials: their parameters, status, metrics and which is best so far.",
+	SpotQuery:         "A spot step's preemptions, and whether it moved to dedicated workers.",
+	QuotaWaitQuery:    "Whether the step waits for quota, and for which pool.",
+	CatalogQuery:      "The catalogue of datastores, data assets, components, computes and instance types.",
+	quota.StatusQuery: "A quota pool's cores, its holders and the steps waiting for cores.",
+}
+
+// setQuery registers a query handler with its description.
+func setQuery(ctx workflow.Context, name string, handler any) error {
+	return workflow.SetQueryHandlerWithOptions(ctx, name, handler, workflow.QueryHandlerOptions{Description: queryDescriptions[name]})
+}
