@@ -45,7 +45,7 @@ func (a *Activities) RunCommand(ctx context.Context, in RunCommandInput) (RunCom
 	a.DetachDeadMounts()
 	// Fetching the code snapshot and downloading inputs on object storage
 	// can take long: heartbeat through them.
-	stopPrep := a.BeatWhile(ctx, func() any { return "preparing code and inputs" })
+	stopPrep := a.BeatWhile(ctx, func() any { return stepio.Beat{Phase: "preparing code and inputs"} })
 	f, err := a.PrepareFolders(ctx, in.Step, instanceIndex(in), in.Instance != nil)
 	if err != nil {
 		stopPrep()
@@ -92,8 +92,8 @@ func (a *Activities) RunCommand(ctx context.Context, in RunCommandInput) (RunCom
 	lim.apply(specs, procs)
 	runCtx, cancel := limitContext(ctx, in.Command.TimeoutSeconds)
 	defer cancel()
-	// The details are the bytes logged so far.
-	stopBeats := a.BeatWhile(ctx, func() any { return loggedBytes(specs) })
+	// The details say how much the processes have logged so far.
+	stopBeats := a.BeatWhile(ctx, func() any { return stepio.Beat{Phase: "running", LoggedBytes: loggedBytes(specs)} })
 	stopWatch := watchMemory(lim.watched(), memorySampleInterval)
 	out := runAll(runCtx, specs, a.StopGrace())
 	stopWatch()
@@ -124,7 +124,7 @@ func (a *Activities) commitOutputs(ctx context.Context, r stepRun, b stepio.Bind
 		b.Discard()
 		return runErr
 	}
-	stop := a.BeatWhile(ctx, func() any { return "publishing outputs" })
+	stop := a.BeatWhile(ctx, func() any { return stepio.Beat{Phase: "publishing outputs"} })
 	err := b.Publish()
 	if err == nil {
 		err = a.CommitUploads(ctx, r.in.StepPath, b.Uploads)

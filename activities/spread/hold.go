@@ -106,7 +106,7 @@ func (a *Activities) HoldInstance(ctx context.Context, in HoldInstanceInput) err
 	for {
 		// A heartbeat is how a cancel (or the step's end) reaches this
 		// activity.
-		activity.RecordHeartbeat(ctx, ready.Node)
+		activity.RecordHeartbeat(ctx, stepio.Beat{Phase: "holding an instance", Node: ready.Node})
 		select {
 		case <-ctx.Done():
 			return ctx.Err()

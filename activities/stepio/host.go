@@ -83,6 +83,15 @@ func Invalid(format string, args ...any) error {
 	return temporal.NewNonRetryableApplicationError(fmt.Sprintf(format, args...), InvalidStepType, nil)
 }
 
+// Beat is a heartbeat's details as Temporal's UI and CLI show them for a
+// pending activity: the phase a step is in and, while its processes run,
+// how much they have logged.
+type Beat struct {
+	Phase       string `json:"phase"`
+	LoggedBytes int64  `json:"logged_bytes,omitempty"`
+	Node        string `json:"node,omitempty"`
+}
+
 // BeatWhile records a heartbeat with details() every heartbeat interval
 // until the returned function is called.
 func (h *Host) BeatWhile(ctx context.Context, details func() any) (stop func()) {

@@ -30,7 +30,7 @@ func (h *Host) UploadLogs(ctx context.Context, step string, f Folders) {
 	if !ok {
 		return
 	}
-	stop := h.BeatWhile(ctx, func() any { return "uploading logs" })
+	stop := h.BeatWhile(ctx, func() any { return Beat{Phase: "uploading logs"} })
 	defer stop()
 	upCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), logUploadTimeout)
 	defer cancel()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/porch-pipelines/porch/activities/stepio"
 	"go.temporal.io/sdk/temporal"
 )
 
@@ -29,7 +30,7 @@ type PublishSweepOutputsInput struct {
 // again from the start.
 func (a *Activities) PublishSweepOutputs(ctx context.Context, in PublishSweepOutputsInput) error {
 	a.RefreshDatastores(ctx)
-	stop := a.BeatWhile(ctx, func() any { return in.StepPath })
+	stop := a.BeatWhile(ctx, func() any { return stepio.Beat{Phase: "publishing the best trial's outputs"} })
 	defer stop()
 	for _, o := range in.Outputs {
 		if _, err := a.CopyData(ctx, o.From, o.To); err != nil {
