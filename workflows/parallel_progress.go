@@ -41,6 +41,7 @@ func (r *parallelRun) startMonitor(ctx workflow.Context, node string) {
 	mctx, cancel := workflow.WithCancel(ctx)
 	r.stopMonitors = append(r.stopMonitors, cancel)
 	mctx = workflow.WithActivityOptions(mctx, workflow.ActivityOptions{
+		Summary:             "monitor node " + node,
 		TaskQueue:           parallel.NodeTaskQueue(node),
 		StartToCloseTimeout: noTimeout,
 		HeartbeatTimeout:    time.Minute,
@@ -48,6 +49,17 @@ func (r *parallelRun) startMonitor(ctx workflow.Context, node string) {
 	})
 	workflow.ExecuteActivity(mctx, parallel.MonitorResourcesName,
 		parallel.MonitorInput{Ref: r.st.Plan.Ref, Node: node, IntervalSeconds: interval})
+}
+
+// show sets the step's current details to its progress: "312/400
+// mini-batches, 2 failed, 8 running".
+func (r *parallelRun) show(ctx workflow.Context) {
+	p := r.snapshot()
+	s := p.Summary()
+	if p.Phase == PhaseDone && p.Reason != "" {
+		s = "failed: " + oneLine(p.Reason, maxSummary) + " (" + s + ")"
+	}
+	workflow.SetCurrentDetails(ctx, s)
 }
 
 // reportProgress adds a line to the progress overview now and then.
@@ -58,6 +70,7 @@ func (r *parallelRun) reportProgress(ctx workflow.Context) {
 	}
 	r.st.LastReport = now
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		Summary:             "progress overview: " + r.snapshot().Summary(),
 		TaskQueue:           r.bookkeepingQueue(),
 		StartToCloseTimeout: time.Minute,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
@@ -74,6 +87,7 @@ func (r *parallelRun) progressInput(now time.Time) parallel.ProgressInput {
 // the step's result.
 func (r *parallelRun) finish(ctx workflow.Context, outcome batchOutcome) (ParallelStepResult, error) {
 	r.progress.Phase = PhaseFinishing
+	r.show(ctx)
 	for _, stop := range r.stopMonitors {
 		stop()
 	}
@@ -82,6 +96,7 @@ func (r *parallelRun) finish(ctx workflow.Context, outcome batchOutcome) (Parall
 		fctx, _ = workflow.NewDisconnectedContext(ctx)
 	}
 	fctx = workflow.WithActivityOptions(fctx, workflow.ActivityOptions{
+		Summary:             "finish",
 		TaskQueue:           r.queue(),
 		StartToCloseTimeout: planTimeout,
 		HeartbeatTimeout:    r.finishHeartbeat(ctx),
@@ -101,6 +116,7 @@ func (r *parallelRun) finish(ctx workflow.Context, outcome batchOutcome) (Parall
 	var res parallel.FinishParallelResult
 	ferr := workflow.ExecuteActivity(fctx, parallel.FinishParallelName, in).Get(fctx, &res)
 	r.progress.Phase = PhaseDone
+	defer r.show(ctx)
 	if outcome.err != nil {
 		r.progress.Reason = in.Reason
 		return ParallelStepResult{}, outcome.err
