@@ -408,6 +408,11 @@ func TestParallelResumeRunsOnlyWhatDidNotSucceed(t *testing.T) {
 	}
 	out := h.localPath(fmt.Sprintf("azureml://datastores/workspaceblobstore/paths/azureml/%s/score/scores/parallel_run_step.txt", runID))
 	assert.Equal(t, want, lines(t, out))
+
+	summary, details := userMetadata(t, runID)
+	assert.Equal(t, "pipeline "+compile(t, path, nil).Name+": 2 steps", summary, "the resumed run keeps its label")
+	assert.Contains(t, details, "| `score` | parallel | default |")
+	assert.Contains(t, details, "**Resumed**, reusing 1 step: `prep`")
 }
 
 func TestParallelResourceMonitorSamplesTheNodeAndTheEntryScripts(t *testing.T) {

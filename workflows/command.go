@@ -38,6 +38,7 @@ func CommandStep(ctx workflow.Context, in CommandStepInput) (command.RunCommandR
 	}
 	limit := time.Duration(in.Run.Command.TimeoutSeconds) * time.Second
 	opts := workflow.ActivityOptions{
+		Summary:             commandSummary(in.Run.StepPath, in.Run.Command),
 		TaskQueue:           in.Run.Command.Resources.Queue(in.Compute),
 		StartToCloseTimeout: noTimeout,
 		HeartbeatTimeout:    heartbeatTimeout,
@@ -65,13 +66,16 @@ func CommandStep(ctx workflow.Context, in CommandStepInput) (command.RunCommandR
 		}
 		defer release()
 	}
-	if in.Run.Command.Resources.Spot() {
+	switch {
+	case in.Run.Command.Resources.Spot():
 		// Only spot steps take this path, so other histories are unchanged.
-		return runSpotCommand(ctx, opts, in.Run)
+		r, err = runSpotCommand(ctx, opts, in.Run)
+	case spreads(ctx, in):
+		r, err = runSpread(ctx, in, opts)
+	default:
+		workflow.SetCurrentDetails(ctx, "running on task queue `"+opts.TaskQueue+"`")
+		err = workflow.ExecuteActivity(ctx, command.RunCommandName, in.Run).Get(ctx, &r)
 	}
-	if spreads(ctx, in) {
-		return runSpread(ctx, in, opts)
-	}
-	err = workflow.ExecuteActivity(ctx, command.RunCommandName, in.Run).Get(ctx, &r)
+	workflow.SetCurrentDetails(ctx, commandEnded(r, err))
 	return r, err
 }

@@ -50,6 +50,7 @@ func runSpread(ctx workflow.Context, in CommandStepInput, opts workflow.Activity
 	if err != nil {
 		return res, err
 	}
+	workflow.SetCurrentDetails(ctx, fmt.Sprintf("running %d instances, instance 0 on %s", n, nodes[0].Node))
 	runCtx, stopRuns := workflow.WithCancel(ctx)
 	defer stopRuns()
 	sel := workflow.NewSelector(ctx)
@@ -58,6 +59,7 @@ func runSpread(ctx workflow.Context, in CommandStepInput, opts workflow.Activity
 		run := in.Run
 		run.Instance = &command.InstanceAssignment{Index: i, Count: n, MasterAddr: nodes[0].Address, MasterPort: nodes[0].Port}
 		o := opts
+		o.Summary = oneLine(fmt.Sprintf("run %s (instance %d of %d): %s", in.Run.StepPath, i, n, oneLine(in.Run.Command.Template.Source, maxCommand)), maxSummary)
 		o.TaskQueue = parallel.NodeTaskQueue(node.Node)
 		o.ScheduleToStartTimeout = nodeStartTimeout
 		o.RetryPolicy = &temporal.RetryPolicy{MaximumAttempts: 1}
@@ -114,7 +116,7 @@ func holdInstances(ctx, holdCtx workflow.Context, queue string, n int) ([]spread
 					"start more workers of the instance type (porch worker --compute ... --instance-type ...), give them more capacity, or lower instance_count to %d",
 				n, queue, most, holdTries, max(most, 1)), stepio.InvalidStepType, nil)
 		}
-		if err := workflow.Sleep(ctx, holdPause(ctx, try)); err != nil {
+		if err := sleep(ctx, holdPause(ctx, try), "pause before holding the instances again"); err != nil {
 			return nil, temporal.NewCanceledError()
 		}
 	}
@@ -134,16 +136,18 @@ func holdPause(ctx workflow.Context, try int) time.Duration {
 // instance, or until holdPatience has passed since the first did while
 // others still wait. It returns how many it held.
 func tryHold(ctx, holdCtx workflow.Context, queue string, n, try int) ([]spread.InstanceReady, int, error) {
-	hctx := workflow.WithActivityOptions(holdCtx, workflow.ActivityOptions{
+	hold := workflow.ActivityOptions{
 		TaskQueue:           queue,
 		StartToCloseTimeout: noTimeout,
 		HeartbeatTimeout:    heartbeatTimeout,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: infraAttempts},
-	})
+	}
 	sel := workflow.NewSelector(ctx)
 	var failure error
 	for i := range n {
-		f := workflow.ExecuteActivity(hctx, spread.HoldInstanceName, spread.HoldInstanceInput{Slot: i, Try: try})
+		hold.Summary = fmt.Sprintf("hold instance %d of %d (try %d)", i, n, try+1)
+		f := workflow.ExecuteActivity(workflow.WithActivityOptions(holdCtx, hold),
+			spread.HoldInstanceName, spread.HoldInstanceInput{Slot: i, Try: try})
 		sel.AddFuture(f, func(f workflow.Future) {
 			if err := f.Get(ctx, nil); err != nil && failure == nil && !isCanceled(err) {
 				failure = err
@@ -164,8 +168,9 @@ func tryHold(ctx, holdCtx workflow.Context, queue string, n, try int) ([]spread.
 			held++
 		}
 		nodes[ready.Slot] = ready
+		workflow.SetCurrentDetails(ctx, fmt.Sprintf("holding %d of %d instances (try %d of %d)", held, n, try+1, holdTries))
 		if held == 1 && n > 1 {
-			sel.AddFuture(workflow.NewTimer(timerCtx, holdPatience), func(f workflow.Future) {
+			sel.AddFuture(newTimer(timerCtx, holdPatience, "hold patience: all instances or let go"), func(f workflow.Future) {
 				impatient = f.Get(ctx, nil) == nil
 			})
 		}

@@ -395,6 +395,23 @@ func (d *dag) states() []StepState {
 	return out
 }
 
+// progress is the steps' states in a few words, for the run's current
+// details: "2/5 steps succeeded, 1 running, 1 failed".
+func (d *dag) progress() string {
+	order := []StepStatus{StatusRunning, StatusFailed, StatusSkipped, StatusCanceled}
+	counts := map[StepStatus]int{}
+	for _, n := range d.nodes {
+		counts[n.state.Status]++
+	}
+	parts := []string{fmt.Sprintf("%d/%d steps succeeded", counts[StatusSucceeded], len(d.nodes))}
+	for _, st := range order {
+		if counts[st] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", counts[st], st))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
 func (d *dag) stepAttributes(s plan.Step) temporal.SearchAttributes {
 	return stepAttributes(runKeys{d.in.RunID, d.in.Name, d.in.Experiment, d.in.Settings.SubmittedBy}, s.Path, s.Type, s.Compute)
 }

@@ -90,6 +90,7 @@ func ParallelStep(ctx workflow.Context, in ParallelStepInput) (ParallelStepResul
 		}
 	}
 	if in.State == nil {
+		r.show(ctx)
 		if err := r.plan(ctx); err != nil {
 			release()
 			return ParallelStepResult{}, err
@@ -100,6 +101,7 @@ func ParallelStep(ctx workflow.Context, in ParallelStepInput) (ParallelStepResul
 		r.st = r.initial
 	}
 	r.progress.Phase = PhaseRunning
+	r.show(ctx)
 	outcome := r.runBatches(ctx)
 	if outcome.continueAsNew {
 		next := in
@@ -155,6 +157,7 @@ func (r *parallelRun) snapshot() ParallelProgress {
 // plan runs PlanMiniBatches on the step's compute.
 func (r *parallelRun) plan(ctx workflow.Context) error {
 	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		Summary:             "plan mini-batches",
 		TaskQueue:           r.queue(),
 		StartToCloseTimeout: planTimeout,
 		RetryPolicy: &temporal.RetryPolicy{
@@ -207,7 +210,7 @@ func (r *parallelRun) runBatches(ctx workflow.Context) batchOutcome {
 			if !ok {
 				break
 			}
-			actx, onSpot := r.spotBatch(r.batchOptions(batchCtx), i)
+			actx, onSpot := r.spotBatch(r.batchOptions(batchCtx, i), i)
 			f := workflow.ExecuteActivity(actx, parallel.RunMiniBatchName,
 				parallel.MiniBatchInput{Ref: st.Plan.Ref, Index: i})
 			running++
@@ -236,6 +239,7 @@ func (r *parallelRun) runBatches(ctx workflow.Context) batchOutcome {
 		if !draining && workflow.GetInfo(ctx).GetContinueAsNewSuggested() {
 			draining = true
 		}
+		r.show(ctx)
 		r.reportProgress(ctx)
 	}
 	if failure != nil {
@@ -268,6 +272,7 @@ func (r *parallelRun) nextIndex(ctx workflow.Context) (int, bool) {
 	}
 	for len(st.Pending) == 0 && st.Next < st.Plan.Batches {
 		actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+			Summary:             fmt.Sprintf("list unfinished mini-batches from %d", st.Next),
 			TaskQueue:           r.bookkeepingQueue(),
 			StartToCloseTimeout: 10 * time.Minute,
 			RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: infraAttempts},
@@ -292,10 +297,12 @@ func (r *parallelRun) nextIndex(ctx workflow.Context) (int, bool) {
 
 // batchOptions are a mini-batch activity's options: retry_settings as the
 // retry policy, progress_update_timeout as the heartbeat timeout, and
-// first_task_creation_timeout while no mini-batch has ended yet.
-func (r *parallelRun) batchOptions(ctx workflow.Context) workflow.Context {
+// first_task_creation_timeout while no mini-batch has ended yet. Its
+// label names mini-batch i.
+func (r *parallelRun) batchOptions(ctx workflow.Context, i int) workflow.Context {
 	p := r.in.Plan.Parallel
 	opts := workflow.ActivityOptions{
+		Summary:             miniBatchSummary(i, p, r.st.Plan),
 		TaskQueue:           r.in.Plan.Parallel.Resources.Queue(r.in.Compute),
 		StartToCloseTimeout: time.Duration(p.Retry.TimeoutSeconds+p.TaskOverheadTimeoutSeconds)*time.Second + batchSlack,
 		HeartbeatTimeout:    r.heartbeat(),

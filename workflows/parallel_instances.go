@@ -94,7 +94,7 @@ func (r *parallelRun) runOnInstances(ctx workflow.Context) batchOutcome {
 		}
 	}
 	for i := range slots {
-		f := workflow.ExecuteActivity(r.holdOptions(holdCtx), spread.HoldInstanceName, spread.HoldInstanceInput{Slot: i})
+		f := workflow.ExecuteActivity(r.holdOptions(holdCtx, i), spread.HoldInstanceName, spread.HoldInstanceInput{Slot: i})
 		sel.AddFuture(f, func(f workflow.Future) {
 			if err := r.holdEnded(ctx, f, slots); err != nil {
 				fail(err)
@@ -121,7 +121,7 @@ func (r *parallelRun) runOnInstances(ctx workflow.Context) batchOutcome {
 		}
 		slots[s].lost = true
 		moveAway(slots[s].moving)
-		sel.AddFuture(workflow.NewTimer(holdCtx, nodeStartTimeout), func(workflow.Future) {
+		sel.AddFuture(newTimer(holdCtx, nodeStartTimeout, fmt.Sprintf("instance %d lost: wait before reuse", s)), func(workflow.Future) {
 			if slots[s].gen == gen {
 				slots[s].lost = false
 			}
@@ -137,7 +137,7 @@ func (r *parallelRun) runOnInstances(ctx workflow.Context) batchOutcome {
 				if !ok {
 					break
 				}
-				bctx := workflow.WithTaskQueue(r.batchOptions(batchCtx), queue)
+				bctx := workflow.WithTaskQueue(r.batchOptions(batchCtx, i), queue)
 				bctx = workflow.WithScheduleToStartTimeout(bctx, nodeStartTimeout)
 				in := parallel.MiniBatchInput{Ref: st.Plan.Ref, Index: i}
 				b := &movable{}
@@ -197,6 +197,7 @@ func (r *parallelRun) runOnInstances(ctx workflow.Context) batchOutcome {
 		if !draining && workflow.GetInfo(ctx).GetContinueAsNewSuggested() {
 			draining = true
 		}
+		r.show(ctx)
 		r.reportProgress(ctx)
 	}
 	if failure != nil {
@@ -218,8 +219,9 @@ func (r *parallelRun) morePending() bool {
 // retried for as long as the step runs (a lost worker's instance is held
 // again elsewhere), within first_task_creation_timeout when the step sets
 // one.
-func (r *parallelRun) holdOptions(ctx workflow.Context) workflow.Context {
+func (r *parallelRun) holdOptions(ctx workflow.Context, slot int) workflow.Context {
 	opts := workflow.ActivityOptions{
+		Summary:             fmt.Sprintf("hold instance %d", slot),
 		TaskQueue:           r.in.Plan.Parallel.Resources.Queue(r.in.Compute),
 		StartToCloseTimeout: noTimeout,
 		HeartbeatTimeout:    heartbeatTimeout,

@@ -41,6 +41,7 @@ func (r *parallelRun) startMonitor(ctx workflow.Context, node string) {
 	mctx, cancel := workflow.WithCancel(ctx)
 	r.stopMonitors = append(r.stopMonitors, cancel)
 	mctx = workflow.WithActivityOptions(mctx, workflow.ActivityOptions{
+		Summary:             "monitor node " + node,
 		TaskQueue:           parallel.NodeTaskQueue(node),
 		StartToCloseTimeout: noTimeout,
 		HeartbeatTimeout:    time.Minute,
@@ -52,6 +53,17 @@ func (r *parallelRun) startMonitor(ctx workflow.Context, node string) {
 	r.monitorEnds = append(r.monitorEnds, f)
 }
 
+// show sets the step's current details to its progress: "312/400
+// mini-batches, 2 failed, 8 running".
+func (r *parallelRun) show(ctx workflow.Context) {
+	p := r.snapshot()
+	s := p.Summary()
+	if p.Phase == PhaseDone && p.Reason != "" {
+		s = "failed: " + oneLine(p.Reason, maxSummary) + " (" + s + ")"
+	}
+	workflow.SetCurrentDetails(ctx, s)
+}
+
 // reportProgress adds a line to the progress overview now and then.
 func (r *parallelRun) reportProgress(ctx workflow.Context) {
 	now := workflow.Now(ctx)
@@ -60,6 +72,7 @@ func (r *parallelRun) reportProgress(ctx workflow.Context) {
 	}
 	r.st.LastReport = now
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		Summary:             "progress overview: " + r.snapshot().Summary(),
 		TaskQueue:           r.bookkeepingQueue(),
 		StartToCloseTimeout: time.Minute,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
@@ -76,6 +89,7 @@ func (r *parallelRun) progressInput(now time.Time) parallel.ProgressInput {
 // the step's result.
 func (r *parallelRun) finish(ctx workflow.Context, outcome batchOutcome) (ParallelStepResult, error) {
 	r.progress.Phase = PhaseFinishing
+	r.show(ctx)
 	for _, stop := range r.stopMonitors {
 		stop()
 	}
@@ -85,6 +99,7 @@ func (r *parallelRun) finish(ctx workflow.Context, outcome batchOutcome) (Parall
 		fctx, _ = workflow.NewDisconnectedContext(ctx)
 	}
 	fctx = workflow.WithActivityOptions(fctx, workflow.ActivityOptions{
+		Summary:             "finish",
 		TaskQueue:           r.queue(),
 		StartToCloseTimeout: planTimeout,
 		HeartbeatTimeout:    r.finishHeartbeat(ctx),
@@ -104,6 +119,7 @@ func (r *parallelRun) finish(ctx workflow.Context, outcome batchOutcome) (Parall
 	var res parallel.FinishParallelResult
 	ferr := workflow.ExecuteActivity(fctx, parallel.FinishParallelName, in).Get(fctx, &res)
 	r.progress.Phase = PhaseDone
+	defer r.show(ctx)
 	if outcome.err != nil {
 		r.progress.Reason = in.Reason
 		return ParallelStepResult{}, outcome.err

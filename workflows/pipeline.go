@@ -76,12 +76,14 @@ func Pipeline(ctx workflow.Context, in PipelineInput) (PipelineResult, error) {
 				})
 			}
 		}
+		workflow.SetCurrentDetails(ctx, d.progress())
 		if running == 0 {
 			break
 		}
 		sel.Select(ctx)
 	}
 	now := workflow.Now(ctx)
+	defer func() { workflow.SetCurrentDetails(ctx, d.progress()) }()
 	if ctx.Err() != nil {
 		d.cancelWaiting(now)
 		return PipelineResult{}, temporal.NewCanceledError()
@@ -107,6 +109,8 @@ func startStep(ctx workflow.Context, d *dag, s *node) workflow.Future {
 		TaskQueue:             plan.DefaultTaskQueue,
 		WaitForCancellation:   true,
 		TypedSearchAttributes: d.stepAttributes(s.step),
+		StaticSummary:         stepSummary(s.step),
+		StaticDetails:         stepDetails(d.in.RunID, d.in.Settings.DefaultDatastore, s.step, d.resolveInputs(s.step.Inputs), s.outputs),
 	}
 	ctx = workflow.WithChildOptions(ctx, opts)
 	switch s.step.Type {

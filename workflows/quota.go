@@ -3,6 +3,7 @@ package workflows
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"time"
 
@@ -113,6 +114,7 @@ func Quota(ctx workflow.Context, in QuotaInput) error {
 	sweepCtx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
 		StartToCloseTimeout: time.Minute,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3},
+		Summary:             "find ended claimants",
 	})
 	every := quotaSweep
 	if in.SweepSeconds > 0 {
@@ -120,8 +122,9 @@ func Quota(ctx workflow.Context, in QuotaInput) error {
 	}
 	var timer, sweep workflow.Future
 	for !deleted && !workflow.GetInfo(ctx).GetContinueAsNewSuggested() {
+		workflow.SetCurrentDetails(ctx, fmt.Sprintf("%s, %d waiting", s.Describe(), len(s.Waiters)))
 		if timer == nil && sweep == nil && len(s.Holders)+len(s.Waiters) > 0 {
-			timer = workflow.NewTimer(ctx, every)
+			timer = newTimer(ctx, every, "claim sweep")
 		}
 		sel := workflow.NewSelector(ctx)
 		receive(sel)
@@ -239,6 +242,7 @@ func admit(ctx workflow.Context, req *QuotaRequest, st *QuotaAdmission) (release
 		}
 		held = append(held, p)
 		st.Waiting = &p
+		workflow.SetCurrentDetails(ctx, fmt.Sprintf("quota wait: %d cores of %s", req.Cores, p))
 		for st.Waiting != nil {
 			sel := workflow.NewSelector(ctx)
 			sel.AddReceive(granted, func(ch workflow.ReceiveChannel, _ bool) {
@@ -258,6 +262,9 @@ func admit(ctx workflow.Context, req *QuotaRequest, st *QuotaAdmission) (release
 		}
 	}
 	st.Admitted = true
+	if len(held) > 0 {
+		workflow.SetCurrentDetails(ctx, fmt.Sprintf("holding %d cores of the quota", req.Cores))
+	}
 	return release, nil
 }
 

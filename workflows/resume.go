@@ -61,8 +61,24 @@ func Resume(ctx context.Context, c client.Client, runID string) (client.Workflow
 		Memo:                  memo,
 		WorkflowIDReusePolicy: enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY,
 	}
+	// The run keeps its labels; the details say what the resumption reuses.
+	md := desc.GetExecutionConfig().GetUserMetadata()
+	dc := converter.GetDefaultDataConverter()
+	_ = dc.FromPayload(md.GetSummary(), &opts.StaticSummary)
+	if dc.FromPayload(md.GetDetails(), &opts.StaticDetails) == nil && opts.StaticDetails != "" {
+		opts.StaticDetails = cut(opts.StaticDetails+resumedDetails(reused), maxDetails)
+	}
 	run, err := c.ExecuteWorkflow(ctx, opts, PipelineName, in)
 	return run, reused, err
+}
+
+// resumedDetails is what a resumed run's details add to the first
+// execution's.
+func resumedDetails(reused []string) string {
+	if len(reused) == 0 {
+		return "\n**Resumed**: every step runs again\n"
+	}
+	return fmt.Sprintf("\n**Resumed**, reusing %s: `%s`\n", plural(int64(len(reused)), "step", "steps"), strings.Join(reused, "`, `"))
 }
 
 // startInput reads the input an execution started with.

@@ -60,6 +60,7 @@ func placeServerless(ctx workflow.Context, r *plan.Resources) (string, error) {
 	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
 		ScheduleToCloseTimeout: time.Minute,
 		RetryPolicy:            &temporal.RetryPolicy{MaximumAttempts: 3},
+		Summary:                "choose an instance type for " + s.Requests.String(),
 	})
 	wait, waited := serverlessFirstWait, time.Duration(0)
 	for {
@@ -81,7 +82,8 @@ func placeServerless(ctx workflow.Context, r *plan.Resources) (string, error) {
 			return "", temporal.NewNonRetryableApplicationError(fmt.Sprintf("%s (waited %s)", msg, waited), NoInstanceTypeType, nil)
 		}
 		workflow.GetLogger(ctx).Warn(msg, "retry in", wait)
-		if err := workflow.Sleep(ctx, wait); err != nil {
+		workflow.SetCurrentDetails(ctx, fmt.Sprintf("waiting for a live instance type that fits %s (waited %s)", asked(s), waited))
+		if err := sleep(ctx, wait, "wait for an instance type"); err != nil {
 			return "", err
 		}
 		waited += wait

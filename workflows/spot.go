@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	enums "go.temporal.io/api/enums/v1"
@@ -76,6 +77,7 @@ func runSpot(ctx workflow.Context, opts workflow.ActivityOptions, run spotRun) e
 	spot := opts
 	spot.TaskQueue = plan.SpotTaskQueue(opts.TaskQueue)
 	spot.HeartbeatTimeout = spotHeartbeatTimeout
+	spot.Summary = oneLine("spot: "+opts.Summary, maxSummary)
 	policy := *opts.RetryPolicy
 	policy.MaximumAttempts = 1
 	spot.RetryPolicy = &policy
@@ -86,6 +88,7 @@ func runSpot(ctx workflow.Context, opts workflow.ActivityOptions, run spotRun) e
 		if st.Preemptions > 0 {
 			note = fmt.Sprintf("porch: spot step: preempted %d of %d times, running on a preemptible worker again", st.Preemptions, spotPreemptions)
 		}
+		workflow.SetCurrentDetails(ctx, strings.TrimPrefix(note, "porch: spot step: "))
 		err := run(sctx, attempts, []string{note})
 		attempts++
 		switch {
@@ -102,6 +105,7 @@ func runSpot(ctx workflow.Context, opts workflow.ActivityOptions, run spotRun) e
 	}
 	st.Dedicated = true
 	workflow.GetLogger(ctx).Info("porch: " + MovedToDedicated(st.Preemptions))
+	workflow.SetCurrentDetails(ctx, MovedToDedicated(st.Preemptions))
 	return run(workflow.WithActivityOptions(ctx, opts), attempts, []string{"porch: " + MovedToDedicated(st.Preemptions)})
 }
 

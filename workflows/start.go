@@ -46,6 +46,8 @@ func Start(ctx context.Context, c client.Client, p *plan.Plan, runID string, sou
 		ID:                    runID,
 		TaskQueue:             plan.DefaultTaskQueue,
 		TypedSearchAttributes: runAttributes(runKeys{runID, p.Name, p.ExperimentName, p.Settings.SubmittedBy}),
+		StaticSummary:         RunSummary(p),
+		StaticDetails:         RunDetails(p, runID),
 		Memo: map[string]any{
 			MemoSource: string(source),
 			MemoPlan:   Summary(p),

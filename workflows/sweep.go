@@ -40,8 +40,7 @@ const (
 func SweepStep(ctx workflow.Context, in SweepStepInput) (SweepStepResult, error) {
 	s := &sweepRun{in: in, sw: *in.Step.Sweep, cancels: map[int]workflow.CancelFunc{}, stopped: map[int]bool{}, fresh: map[int]int{}}
 	if err := setQuery(ctx, TrialsQuery, func() (SweepProgress, error) {
-		return SweepProgress{Metric: s.sw.Objective.PrimaryMetric, Goal: s.sw.Objective.Goal,
-			MaxTrials: s.sw.Limits.MaxTotalTrials, Trials: s.st.Trials}, nil
+		return s.progress(), nil
 	}); err != nil {
 		return SweepStepResult{}, err
 	}
@@ -80,6 +79,18 @@ type sweepRun struct {
 	timedOut bool
 }
 
+// progress is the sweep as the trials query reports it.
+func (s *sweepRun) progress() SweepProgress {
+	return SweepProgress{Metric: s.sw.Objective.PrimaryMetric, Goal: s.sw.Objective.Goal,
+		MaxTrials: s.sw.Limits.MaxTotalTrials, Trials: s.st.Trials}
+}
+
+// show sets the sweep's current details to its progress: "8/20 trials:
+// 7 completed, 1 running; best trial 2: accuracy 0.913".
+func (s *sweepRun) show(ctx workflow.Context) {
+	workflow.SetCurrentDetails(ctx, s.progress().Summary())
+}
+
 // seed is sampling_algorithm's seed, or one derived from this execution's
 // run id (random, and in the history).
 func (s *sweepRun) seed(ctx workflow.Context) int64 {
@@ -106,7 +117,7 @@ func (s *sweepRun) run(ctx workflow.Context) (bool, error) {
 	}
 	deadline := s.st.Started.Add(time.Duration(s.sw.Limits.TimeoutSeconds) * time.Second)
 	if left := deadline.Sub(workflow.Now(ctx)); left > 0 {
-		sel.AddFuture(workflow.NewTimer(timerCtx, left), func(workflow.Future) {
+		sel.AddFuture(newTimer(timerCtx, left, "sweep timeout (limits.timeout)"), func(workflow.Future) {
 			s.timedOut = true
 			cancelTrials()
 		})
@@ -122,12 +133,13 @@ func (s *sweepRun) run(ctx workflow.Context) (bool, error) {
 				return false, err
 			}
 		}
+		s.show(ctx)
 		if s.running == 0 {
 			break
 		}
 		if !polling && s.sw.EarlyTermination != nil {
 			polling = true
-			sel.AddFuture(workflow.NewTimer(timerCtx, s.pollInterval(ctx)), func(workflow.Future) {
+			sel.AddFuture(newTimer(timerCtx, s.pollInterval(ctx), "metrics poll"), func(workflow.Future) {
 				polling = false
 				s.poll(ctx, s.runningTrials())
 				s.terminateEarly()
@@ -162,6 +174,7 @@ func (s *sweepRun) startTrials(ctx, trialCtx workflow.Context, sel workflow.Sele
 	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
 		StartToCloseTimeout: time.Minute,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3, NonRetryableErrorTypes: []string{stepio.InvalidStepType}},
+		Summary:             "sample " + plural(int64(free), "trial", "trials"),
 	})
 	in := sweepacts.SampleTrialsInput{
 		Space: s.sw.SearchSpace, Sampling: s.sw.Sampling, Goal: s.sw.Objective.Goal,
@@ -211,6 +224,8 @@ func (s *sweepRun) startTrial(ctx, trialCtx workflow.Context, sel workflow.Selec
 		WaitForCancellation: true,
 		TypedSearchAttributes: stepAttributes(runKeys{s.in.RunID, s.in.Name, s.in.Experiment, s.in.Settings.SubmittedBy}, path,
 			trialType(s.in.Step), s.in.Step.Compute),
+		StaticSummary: trialSummary(n, a),
+		StaticDetails: s.trialDetails(path, input),
 	}
 	if sec := s.sw.Limits.TrialTimeoutSeconds; sec > 0 && s.in.Step.Pipeline != nil {
 		opts.WorkflowRunTimeout = time.Duration(sec) * time.Second

@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"fmt"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -42,6 +43,7 @@ func (s *sweepRun) publish(ctx workflow.Context, best int) ([]OutputLocation, er
 		return trial, nil
 	}
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		Summary:             fmt.Sprintf("publish trial %d's outputs", best),
 		TaskQueue:           plan.DefaultTaskQueue,
 		StartToCloseTimeout: publishTimeout,
 		HeartbeatTimeout:    heartbeatTimeout,

@@ -82,6 +82,22 @@ func (s *sweepRun) trialInput(path string, a sweep.Assignment) (string, any) {
 	}
 }
 
+// trialDetails is a trial workflow's static details: the trial step as
+// the trial runs it, with its inputs bound to its parameters.
+func (s *sweepRun) trialDetails(path string, input any) string {
+	st := s.in.Step
+	st.Path, st.Type, st.Sweep = path, trialType(s.in.Step), nil
+	var inputs []plan.Input
+	var outputs []plan.Output
+	switch in := input.(type) {
+	case CommandStepInput:
+		inputs, outputs = in.Run.Inputs, in.Run.Outputs
+	case PipelineInput:
+		inputs, st.Pipeline = in.Inputs, &in.Pipeline
+	}
+	return stepDetails(s.in.RunID, s.in.Settings.DefaultDatastore, st, inputs, outputs)
+}
+
 // reprefix moves a pipeline's steps from under the sweep step's path to
 // under a trial's: the compiler gives a pipeline trial's steps paths under
 // the sweep step, and each trial needs its own workflow ids and folders.
@@ -175,6 +191,7 @@ func (s *sweepRun) poll(ctx workflow.Context, trials []int) {
 		}
 	}
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		Summary:             metricsSummary(trials),
 		TaskQueue:           plan.DefaultTaskQueue,
 		StartToCloseTimeout: time.Minute,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3},
@@ -271,7 +288,9 @@ func (s *sweepRun) finish(ctx workflow.Context) (SweepStepResult, error) {
 		t.IsBest = t.Trial == best
 		records = append(records, trialRecord(*t, s.sw.Objective.Goal))
 	}
+	s.show(ctx)
 	fctx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		Summary:             "finish: write trials.csv",
 		TaskQueue:           plan.DefaultTaskQueue,
 		StartToCloseTimeout: 5 * time.Minute,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3},
