@@ -126,8 +126,10 @@ type parallelRun struct {
 	// monitorsEnd's.
 	failoverVersion *bool
 	monitorsVersion *bool
-	// monitorEnds are the monitors' futures, to wait for them to stop.
-	monitorEnds []workflow.Future
+	// monitorEnds are the monitors' futures by node, to wait for them to
+	// stop; lostNodes the nodes known lost, whose monitors never will.
+	monitorEnds []nodeFuture
+	lostNodes   []string
 	// bookQueue is where a step running as instances lists pending
 	// mini-batches and reports progress: a held node's queue, as the
 	// type's queue may have no room left while the step holds it.

@@ -93,14 +93,6 @@ func (r *parallelRun) runOnInstances(ctx workflow.Context) batchOutcome {
 			cancelBatches()
 		}
 	}
-	for i := range slots {
-		f := workflow.ExecuteActivity(r.holdOptions(holdCtx, i), spread.HoldInstanceName, spread.HoldInstanceInput{Slot: i})
-		sel.AddFuture(f, func(f workflow.Future) {
-			if err := r.holdEnded(ctx, f, slots); err != nil {
-				fail(err)
-			}
-		})
-	}
 	sel.AddReceive(workflow.GetSignalChannel(ctx, spread.InstanceReadySignal), func(c workflow.ReceiveChannel, _ bool) {
 		var ready spread.InstanceReady
 		c.Receive(ctx, &ready)
@@ -120,12 +112,46 @@ func (r *parallelRun) runOnInstances(ctx workflow.Context) batchOutcome {
 			return
 		}
 		slots[s].lost = true
+		if n := slots[s].node; n != "" && !slices.Contains(r.lostNodes, n) {
+			r.lostNodes = append(r.lostNodes, n)
+		}
 		moveAway(slots[s].moving)
 		sel.AddFuture(newTimer(holdCtx, nodeStartTimeout, fmt.Sprintf("instance %d lost: wait before reuse", s)), func(workflow.Future) {
 			if slots[s].gen == gen {
 				slots[s].lost = false
 			}
 		})
+	}
+	// hold holds instance i. From version 1 of failoverChange a hold
+	// whose node stops heartbeating comes back here: the node is lost,
+	// its mini-batches move (even those it never started), and the
+	// instance is held again, on another worker if one has room.
+	var hold func(i int)
+	hold = func(i int) {
+		hctx := r.holdOptions(holdCtx, i)
+		if failover {
+			opts := workflow.GetActivityOptions(hctx)
+			opts.HeartbeatTimeout = r.heartbeat()
+			policy := *opts.RetryPolicy
+			policy.NonRetryableErrorTypes = []string{heartbeatTimeoutType}
+			opts.RetryPolicy = &policy
+			hctx = workflow.WithActivityOptions(hctx, opts)
+		}
+		f := workflow.ExecuteActivity(hctx, spread.HoldInstanceName, spread.HoldInstanceInput{Slot: i})
+		sel.AddFuture(f, func(f workflow.Future) {
+			if failover && isPreemption(f.Get(ctx, nil)) && failure == nil && ctx.Err() == nil {
+				workflow.GetLogger(ctx).Info(fmt.Sprintf("porch: instance %d lost its node %s (no heartbeat within %s): holding it again", i, slots[i].node, r.heartbeat()))
+				lose(i, slots[i].gen)
+				hold(i)
+				return
+			}
+			if err := r.holdEnded(ctx, f, slots); err != nil {
+				fail(err)
+			}
+		})
+	}
+	for i := range slots {
+		hold(i)
 	}
 	draining := false
 	for {

@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"slices"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -50,7 +51,7 @@ func (r *parallelRun) startMonitor(ctx workflow.Context, node string) {
 	})
 	f := workflow.ExecuteActivity(mctx, parallel.MonitorResourcesName,
 		parallel.MonitorInput{Ref: r.st.Plan.Ref, Node: node, IntervalSeconds: interval})
-	r.monitorEnds = append(r.monitorEnds, f)
+	r.monitorEnds = append(r.monitorEnds, nodeFuture{node: node, f: f})
 }
 
 // show sets the step's current details to its progress: "312/400
@@ -93,7 +94,6 @@ func (r *parallelRun) finish(ctx workflow.Context, outcome batchOutcome) (Parall
 	for _, stop := range r.stopMonitors {
 		stop()
 	}
-	r.awaitMonitors(ctx)
 	fctx := ctx
 	if ctx.Err() != nil {
 		fctx, _ = workflow.NewDisconnectedContext(ctx)
@@ -118,6 +118,9 @@ func (r *parallelRun) finish(ctx workflow.Context, outcome batchOutcome) (Parall
 	}
 	var res parallel.FinishParallelResult
 	ferr := workflow.ExecuteActivity(fctx, parallel.FinishParallelName, in).Get(fctx, &res)
+	// The monitors stopped while FinishParallel ran; one on a lost node
+	// never says so.
+	r.awaitMonitors(ctx)
 	r.progress.Phase = PhaseDone
 	defer r.show(ctx)
 	if outcome.err != nil {
@@ -135,9 +138,10 @@ func (r *parallelRun) finish(ctx workflow.Context, outcome batchOutcome) (Parall
 // cancelled monitors to stop, so a closed step has no activity pending.
 const monitorsChange = "parallel-monitors-end"
 
-// monitorGrace bounds the wait for the monitors to stop: one on a lost
-// node never answers.
-const monitorGrace = 10 * time.Second
+// monitorGrace bounds the wait for the monitors to stop after
+// FinishParallel: a live one stops within a heartbeat (a second), one on
+// a lost node never answers.
+const monitorGrace = 3 * time.Second
 
 // monitorsEnd says whether this run waits for its monitors to stop.
 func (r *parallelRun) monitorsEnd(ctx workflow.Context) bool {
@@ -148,22 +152,35 @@ func (r *parallelRun) monitorsEnd(ctx workflow.Context) bool {
 	return *r.monitorsVersion
 }
 
-// awaitMonitors waits for the cancelled monitors to stop, at most
-// monitorGrace, from version 1 of monitorsChange on.
+// nodeFuture is an activity's future on one node.
+type nodeFuture struct {
+	node string
+	f    workflow.Future
+}
+
+// awaitMonitors waits for the cancelled monitors of the nodes not known
+// lost to stop, at most monitorGrace, from version 1 of monitorsChange on.
 func (r *parallelRun) awaitMonitors(ctx workflow.Context) {
 	if len(r.monitorEnds) == 0 || !r.monitorsEnd(ctx) {
 		return
 	}
 	wctx, _ := workflow.NewDisconnectedContext(ctx)
+	sel := workflow.NewSelector(wctx)
+	waiting := 0
+	for _, m := range r.monitorEnds {
+		if !slices.Contains(r.lostNodes, m.node) {
+			waiting++
+			sel.AddFuture(m.f, func(workflow.Future) {})
+		}
+	}
+	if waiting == 0 {
+		return
+	}
 	timerCtx, stopTimer := workflow.WithCancel(wctx)
 	defer stopTimer()
 	late := false
-	sel := workflow.NewSelector(wctx)
-	sel.AddFuture(workflow.NewTimer(timerCtx, monitorGrace), func(workflow.Future) { late = true })
-	for _, f := range r.monitorEnds {
-		sel.AddFuture(f, func(workflow.Future) {})
-	}
-	for range r.monitorEnds {
+	sel.AddFuture(newTimer(timerCtx, monitorGrace, "resource monitors stop"), func(workflow.Future) { late = true })
+	for range waiting {
 		if sel.Select(wctx); late {
 			return
 		}
