@@ -37,6 +37,9 @@ type Loaded struct {
 // lexical order, skipping hidden files and folders.
 func Files(path string) ([]string, error) {
 	info, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%s: no such file or folder", path)
+	}
 	if err != nil {
 		return nil, err
 	}
