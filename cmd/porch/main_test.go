@@ -35,9 +35,14 @@ func TestMain(m *testing.M) {
 }
 
 // TestScripts runs testdata/script/*.txtar: what a user types and sees.
-// Each script gets its own PORCH_HOME and no configured server.
+// Each script gets its own PORCH_HOME and no configured server; SAMPLES
+// names samples/ and HISTORIES the recorded replay fixtures.
 func TestScripts(t *testing.T) {
 	samples, err := filepath.Abs(filepath.Join("..", "..", "samples"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	histories, err := filepath.Abs(filepath.Join("..", "..", "workflows", "testdata", "histories"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,6 +51,7 @@ func TestScripts(t *testing.T) {
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("PORCH_HOME", filepath.Join(env.WorkDir, "home"))
 			env.Setenv("SAMPLES", samples)
+			env.Setenv("HISTORIES", histories)
 			return nil
 		},
 		Condition: scriptCondition,

@@ -142,7 +142,7 @@ func (a *app) rootCommand() *cobra.Command {
 		return &exitError{code: ExitUsage, err: err}
 	})
 	root.AddCommand(a.runCommand("run FILE"), a.validateCommand(), a.compileCommand(),
-		a.jobCommand(), a.devCommand(), a.workerCommand(), a.versionCommand(),
+		a.jobCommand(), a.replayCommand(), a.devCommand(), a.workerCommand(), a.versionCommand(),
 		a.datastoreCommand(), a.dataCommand(), a.componentCommand(),
 		a.computeCommand(), a.instanceTypeCommand(), a.quotaCommand())
 	return root
