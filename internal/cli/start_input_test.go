@@ -24,8 +24,8 @@ import (
 // TestStartInputStartedFromTemporal is the README's recipe with the SDK's
 // client in place of temporal workflow start: compile a sample to its start
 // input, start that file's JSON as a Pipeline workflow with a plain client
-// (no search attributes, no memo), and find the run, its steps and its
-// outputs with porch job list and porch job show.
+// (no search attributes, no memo), and find the run, its steps, outputs and
+// logs with porch job list, show and logs.
 func TestStartInputStartedFromTemporal(t *testing.T) {
 	ctx := context.Background()
 	srv, err := devserver.Start(ctx, devserver.Options{SearchAttributes: workflows.SearchAttributes()})
@@ -98,4 +98,9 @@ func TestStartInputStartedFromTemporal(t *testing.T) {
 		assert.Regexp(t, `(?m)^`+step+` +succeeded `, out)
 	}
 	assert.Contains(t, out, shout)
+
+	stdout.Reset()
+	code = Run(ctx, []string{"job", "logs", "hello-from-temporal", "b"}, nil, &stdout, &stderr)
+	require.Equal(t, ExitOK, code, stderr.String())
+	assert.Regexp(t, `(?m)^b wrote: HELLO FROM PORCH$`, stdout.String())
 }
