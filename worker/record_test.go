@@ -2,6 +2,7 @@ package worker_test
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/api/temporalproto"
 	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
 
 	"github.com/porch-pipelines/porch/compiler"
 	"github.com/porch-pipelines/porch/compiler/plan"
@@ -267,4 +269,34 @@ func TestRecordServerlessHistories(t *testing.T) {
 	id, err := h.run(p)
 	require.NoError(t, err)
 	recordRun(t, out, "v1-serverless", id)
+}
+
+// TestRecordStartedHistory records a run started as temporal workflow start
+// starts the input porch compile -o start-input prints: by a plain client,
+// with no run id in the input and no search attributes or memo. Only the
+// Pipeline's history differs from a run porch started (its marker and its
+// upserted attributes), so only it is kept.
+//
+//	PORCH_RECORD_HISTORIES=1 go test ./worker -run TestRecordStartedHistory
+func TestRecordStartedHistory(t *testing.T) {
+	if os.Getenv("PORCH_RECORD_HISTORIES") == "" {
+		t.Skip("set PORCH_RECORD_HISTORIES=1 to regenerate workflows/testdata/histories")
+	}
+	newHarness(t)
+	ctx := context.Background()
+	p := compile(t, filepath.Join("..", "samples", "hello", "pipeline.yml"), nil)
+	p.Settings.SubmittedBy = "alice@example.com"
+	input, err := json.Marshal(workflows.NewPipelineInput(p, ""))
+	require.NoError(t, err)
+	run, err := temporalClient.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "started-hello", TaskQueue: plan.DefaultTaskQueue},
+		workflows.PipelineName, json.RawMessage(input))
+	require.NoError(t, err)
+	require.NoError(t, run.Get(ctx, nil))
+	file := filepath.Join("..", "workflows", "testdata", "histories", "v2-started-pipeline.json")
+	writeHistory(t, run.GetID(), file)
+	b, err := os.ReadFile(file)
+	require.NoError(t, err)
+	for _, want := range []string{"EVENT_TYPE_MARKER_RECORDED", "EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES", `"started-hello/a"`} {
+		require.True(t, strings.Contains(string(b), want), "the history has no %s", want)
+	}
 }

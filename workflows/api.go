@@ -46,7 +46,8 @@ const (
 type PipelineInput struct {
 	// PlanVersion is the plan format the pipeline was compiled to.
 	PlanVersion int `json:"plan_version"`
-	// RunID is the root run's workflow id.
+	// RunID is the root run's workflow id. A root run started with none
+	// (porch compile -o start-input) takes its workflow id.
 	RunID string `json:"run_id"`
 	// Name and Experiment label every step workflow's search attributes.
 	Name       string        `json:"name"`

@@ -426,14 +426,18 @@ type runKeys struct {
 }
 
 func (k runKeys) updates() []temporal.SearchAttributeUpdate {
-	updates := []temporal.SearchAttributeUpdate{keyRun.ValueSet(k.run), keyPipeline.ValueSet(k.pipeline)}
+	return updatesOf(k.keywords())
+}
+
+func (k runKeys) keywords() []keyword {
+	kws := []keyword{{keyRun, k.run}, {keyPipeline, k.pipeline}}
 	if k.experiment != "" {
-		updates = append(updates, keyExperiment.ValueSet(k.experiment))
+		kws = append(kws, keyword{keyExperiment, k.experiment})
 	}
 	if k.user != "" {
-		updates = append(updates, keyUser.ValueSet(k.user))
+		kws = append(kws, keyword{keyUser, k.user})
 	}
-	return updates
+	return kws
 }
 
 // stepAttributes are a step workflow's search attributes.

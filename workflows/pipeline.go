@@ -31,6 +31,9 @@ func Pipeline(ctx workflow.Context, in PipelineInput) (PipelineResult, error) {
 			fmt.Sprintf("plan format version %d is not supported (this worker runs version %d): recompile the pipeline with a matching porch", in.PlanVersion, plan.Version),
 			"UnsupportedPlan", nil)
 	}
+	if err := adoptRun(ctx, &in); err != nil {
+		return PipelineResult{}, err
+	}
 	d := newDAG(in)
 	if err := setQuery(ctx, StepsQuery, func() ([]StepState, error) {
 		return d.states(), nil

@@ -7,7 +7,9 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
 )
 
 // TestReplay replays every recorded history in testdata/histories against
@@ -22,7 +24,7 @@ func TestReplay(t *testing.T) {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			r := worker.NewWorkflowReplayer()
 			Register(r)
-			err := r.ReplayWorkflowHistoryFromJSONFile(nil, f)
+			err := replay(t, r, f)
 			if strings.HasPrefix(filepath.Base(f), "bad-") {
 				require.Error(t, err, "a history the code no longer matches must fail to replay")
 				return
@@ -30,6 +32,21 @@ func TestReplay(t *testing.T) {
 			require.NoError(t, err)
 		})
 	}
+}
+
+// replay replays a recorded history under its own workflow id, as a worker
+// would: the replayer's default id ("ReplayId") is no run's, and a run
+// started from Temporal takes its workflow id as its run id.
+func replay(t *testing.T, r worker.WorkflowReplayer, file string) error {
+	b, err := os.Open(file)
+	require.NoError(t, err)
+	defer b.Close()
+	h, err := client.HistoryFromJSON(b, client.HistoryJSONOptions{})
+	require.NoError(t, err)
+	id := h.GetEvents()[0].GetWorkflowExecutionStartedEventAttributes().GetWorkflowId()
+	return r.ReplayWorkflowHistoryWithOptions(nil, h, worker.ReplayWorkflowHistoryOptions{
+		OriginalExecution: workflow.Execution{ID: id},
+	})
 }
 
 func TestReplayFixturesCoverEveryWorkflowType(t *testing.T) {

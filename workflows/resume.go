@@ -47,6 +47,11 @@ func Resume(ctx context.Context, c client.Client, runID string) (client.Workflow
 	}
 	sort.Strings(reused)
 	in.Reused = reused
+	// A run started from porch compile -o start-input has no run id in
+	// its input: it took its workflow id.
+	if in.RunID == "" {
+		in.RunID = runID
+	}
 	memo := map[string]any{}
 	for k, v := range info.GetMemo().GetFields() {
 		var s string

@@ -30,15 +30,7 @@ func NewRunID(p *plan.Plan) string {
 // Start submits a compiled plan as a run with the given id. source is the
 // pipeline YAML, kept in the memo for the UI.
 func Start(ctx context.Context, c client.Client, p *plan.Plan, runID string, source []byte) (client.WorkflowRun, error) {
-	in := PipelineInput{
-		PlanVersion: p.Version,
-		RunID:       runID,
-		Name:        p.Name,
-		Experiment:  p.ExperimentName,
-		Settings:    p.Settings,
-		Pipeline:    p.Pipeline,
-		Inputs:      p.Pipeline.Inputs,
-	}
+	in := NewPipelineInput(p, runID)
 	if len(source) > maxMemoSource {
 		source = append(source[:maxMemoSource:maxMemoSource], "\n# ... truncated by porch"...)
 	}
@@ -59,9 +51,24 @@ func Start(ctx context.Context, c client.Client, p *plan.Plan, runID string, sou
 	return c.ExecuteWorkflow(ctx, opts, PipelineName, in)
 }
 
+// NewPipelineInput is the input of a run of p: what Start passes, and what
+// porch compile -o start-input prints for a Temporal client to start. With
+// an empty runID the run takes its workflow id as its run id.
+func NewPipelineInput(p *plan.Plan, runID string) PipelineInput {
+	return PipelineInput{
+		PlanVersion: p.Version,
+		RunID:       runID,
+		Name:        p.Name,
+		Experiment:  p.ExperimentName,
+		Settings:    p.Settings,
+		Pipeline:    p.Pipeline,
+		Inputs:      p.Pipeline.Inputs,
+	}
+}
+
 // runAttributes are a run's search attributes.
 func runAttributes(k runKeys) temporal.SearchAttributes {
-	return temporal.NewSearchAttributes(append(k.updates(), keyStepType.ValueSet(string(plan.StepPipeline)))...)
+	return temporal.NewSearchAttributes(updatesOf(rootAttributes(k))...)
 }
 
 // Summary describes a plan one line per step, indented by nesting:

@@ -25,22 +25,29 @@ func (a *app) compileCommand() *cobra.Command {
 		Short: "Compile a pipeline job YAML file and print the plan porch runs",
 		Args:  exactArgs(1, "one pipeline YAML file"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if output != "json" && output != "summary" {
-				return usageError("-o %q: expected json or summary", output)
+			if output != "json" && output != "summary" && output != "start-input" {
+				return usageError("-o %q: expected json, summary or start-input", output)
 			}
 			overrides, err := parseSet(set)
 			if err != nil {
 				return err
 			}
-			p, err := a.compile(cmd.Context(), args[0], overrides, server, false)
+			// A start input is about to run: it is compiled as porch run
+			// compiles what it submits.
+			p, err := a.compile(cmd.Context(), args[0], overrides, server, output == "start-input")
 			if err != nil {
 				return err
 			}
-			if output == "summary" {
+			var v any = p
+			switch output {
+			case "summary":
 				writeSummary(a.stdout, p)
 				return nil
+			case "start-input":
+				p.Settings.SubmittedBy = submitter(a.getenv)
+				v = workflows.NewPipelineInput(p, "")
 			}
-			data, err := json.MarshalIndent(p, "", "  ")
+			data, err := json.MarshalIndent(v, "", "  ")
 			if err != nil {
 				return fmt.Errorf("encode the plan: %v", err)
 			}
@@ -48,7 +55,8 @@ func (a *app) compileCommand() *cobra.Command {
 			return err
 		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "json", "output format: json (the plan) or summary (one line per step)")
+	cmd.Flags().StringVarP(&output, "output", "o", "json", "output format: json (the plan), summary (one line per step), "+
+		"or start-input (the input of a Pipeline workflow, for temporal workflow start --input-file; the workflow id is the run id)")
 	cmd.Flags().StringArrayVar(&set, "set", nil, "override a pipeline input: inputs.NAME=VALUE (repeatable)")
 	server.register(cmd)
 	return cmd
