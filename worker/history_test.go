@@ -2,8 +2,10 @@ package worker_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -11,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/enums/v1"
 	sdkpb "go.temporal.io/api/sdk/v1"
+	"go.temporal.io/api/workflowservice/v1"
 
 	"github.com/porch-pipelines/porch/quota"
 	"github.com/porch-pipelines/porch/workflows"
@@ -129,4 +132,58 @@ func TestQueriesAreDescribed(t *testing.T) {
 		}
 	}
 	assert.True(t, found, "the steps query is listed: %v", md.GetDefinition().GetQueryDefinitions())
+}
+
+// TestPorchStatusSaysHowEachWorkflowEnded runs a sweep whose bandit policy
+// stops one trial, then a run whose step fails, and finds each workflow by
+// its PorchStatus, as `temporal workflow list --query` would: the stopped
+// trial is early_terminated (Temporal says Canceled), the rest succeeded;
+// the failed step and its run are failed.
+func TestPorchStatusSaysHowEachWorkflowEnded(t *testing.T) {
+	h := newHarness(t)
+	path, _ := sweepCase{qualities: "[good, bad]", steps: 12, sleep: 0.5, sweep: `    sampling_algorithm: grid
+    limits:
+      max_total_trials: 2
+      max_concurrent_trials: 2
+    early_termination:
+      type: bandit
+      slack_factor: 0.1
+      evaluation_interval: 1
+      delay_evaluation: 1`}.write(t)
+	runID, err := h.run(compile(t, path, nil))
+	require.NoError(t, err)
+	bad := ""
+	for _, tr := range sweepTrials(t, runID).Trials {
+		if tr.Params[0].Text == "bad" {
+			bad = tr.WorkflowID
+		}
+	}
+	require.NotEmpty(t, bad)
+	byStatus := func(runID, status string) []string {
+		resp, err := temporalClient.ListWorkflow(context.Background(), &workflowservice.ListWorkflowExecutionsRequest{
+			Query: fmt.Sprintf("%s = '%s' AND %s = '%s'", workflows.AttrRun, runID, workflows.AttrStatus, status),
+		})
+		require.NoError(t, err)
+		var ids []string
+		for _, e := range resp.GetExecutions() {
+			ids = append(ids, e.GetExecution().GetWorkflowId())
+		}
+		slices.Sort(ids)
+		return ids
+	}
+	require.Eventually(t, func() bool { return len(byStatus(runID, workflows.PorchEarlyTerminated)) == 1 },
+		30*time.Second, 100*time.Millisecond, "the stopped trial is found by its status")
+	assert.Equal(t, []string{bad}, byStatus(runID, workflows.PorchEarlyTerminated))
+	succeeded := byStatus(runID, workflows.PorchSucceeded)
+	assert.Contains(t, succeeded, runID)
+	assert.Contains(t, succeeded, runID+"/tune")
+	assert.NotContains(t, succeeded, bad)
+	record(t, "v2-porch-status", runID)
+
+	failing := writePipeline(t, "type: pipeline\njobs:\n  broken:\n    command: exit 3\n")
+	failedRun, err := h.run(compile(t, failing, nil))
+	require.Error(t, err)
+	require.Eventually(t, func() bool { return len(byStatus(failedRun, workflows.PorchFailed)) == 2 },
+		30*time.Second, 100*time.Millisecond, "the failed step and its run")
+	assert.Equal(t, []string{failedRun, failedRun + "/broken"}, byStatus(failedRun, workflows.PorchFailed))
 }

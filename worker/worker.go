@@ -109,6 +109,7 @@ type Worker struct {
 	queues      []string
 	acts        *activities.Activities
 	status      *statusWriter
+	porchStatus *statusAttribute
 	client      client.Client
 	preemptible bool
 }
@@ -142,7 +143,7 @@ func Start(c client.Client, opts Options) (*Worker, error) {
 			return datastores(ctx)
 		},
 	}
-	w := &Worker{acts: acts, client: c}
+	w := &Worker{acts: acts, client: c, porchStatus: &statusAttribute{client: c}}
 	if opts.StatusFile != "" {
 		var err error
 		if w.status, err = newStatusWriter(opts.StatusFile, acts.NodeName()); err != nil {
@@ -316,6 +317,7 @@ func (w *Worker) start(c client.Client, opts Options, q queue, acts, wfs bool) e
 		(&serverlessChooser{client: c, catalog: opts.Catalog}).register(sw)
 		stepEnds{client: c}.register(sw)
 		quotaPools{client: c}.register(sw)
+		w.porchStatus.register(sw)
 	}
 	if err := sw.Start(); err != nil {
 		w.Stop()

@@ -32,6 +32,7 @@ const (
 	AttrStepType   = "PorchStepType"   // command, pipeline, ...
 	AttrCompute    = "PorchCompute"    // compute name, "" omitted
 	AttrUser       = "PorchUser"       // who submitted the run (user@host), on the run and every step
+	AttrStatus     = "PorchStatus"     // how a run, step or trial ended, in porch's words (status.go)
 )
 
 // Memo keys on the root run.

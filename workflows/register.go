@@ -9,10 +9,10 @@ import (
 
 // Register registers porch's workflows under their stable names.
 func Register(r worker.WorkflowRegistry) {
-	r.RegisterWorkflowWithOptions(Pipeline, workflow.RegisterOptions{Name: PipelineName})
-	r.RegisterWorkflowWithOptions(CommandStep, workflow.RegisterOptions{Name: CommandStepName})
-	r.RegisterWorkflowWithOptions(ParallelStep, workflow.RegisterOptions{Name: ParallelStepName})
-	r.RegisterWorkflowWithOptions(SweepStep, workflow.RegisterOptions{Name: SweepStepName})
+	r.RegisterWorkflowWithOptions(withStatus(Pipeline), workflow.RegisterOptions{Name: PipelineName})
+	r.RegisterWorkflowWithOptions(withStatus(CommandStep), workflow.RegisterOptions{Name: CommandStepName})
+	r.RegisterWorkflowWithOptions(withStatus(ParallelStep), workflow.RegisterOptions{Name: ParallelStepName})
+	r.RegisterWorkflowWithOptions(withStatus(SweepStep), workflow.RegisterOptions{Name: SweepStepName})
 	r.RegisterWorkflowWithOptions(Catalog, workflow.RegisterOptions{Name: CatalogName})
 	r.RegisterWorkflowWithOptions(Quota, workflow.RegisterOptions{Name: QuotaName})
 }
@@ -38,5 +38,6 @@ func SearchAttributes() map[string]enums.IndexedValueType {
 		AttrStepType:   enums.INDEXED_VALUE_TYPE_KEYWORD,
 		AttrCompute:    enums.INDEXED_VALUE_TYPE_KEYWORD,
 		AttrUser:       enums.INDEXED_VALUE_TYPE_KEYWORD,
+		AttrStatus:     enums.INDEXED_VALUE_TYPE_KEYWORD,
 	}
 }

@@ -142,7 +142,7 @@ func (s *sweepRun) run(ctx workflow.Context) (bool, error) {
 			sel.AddFuture(newTimer(timerCtx, s.pollInterval(ctx), "metrics poll"), func(workflow.Future) {
 				polling = false
 				s.poll(ctx, s.runningTrials())
-				s.terminateEarly()
+				s.terminateEarly(ctx)
 			})
 		}
 		sel.Select(ctx)

@@ -241,9 +241,13 @@ func (s *sweepRun) setOffset(n int, step string, off int64) {
 	}
 }
 
+// earlySignalChange is the GetVersion id of a sweep telling a trial it
+// stops it early before cancelling it (version 1).
+const earlySignalChange = "trial-early-signal"
+
 // terminateEarly applies the early-termination policy to the metrics read
 // so far and stops the running trials it picks.
-func (s *sweepRun) terminateEarly() {
+func (s *sweepRun) terminateEarly(ctx workflow.Context) {
 	if s.sw.EarlyTermination == nil {
 		return
 	}
@@ -260,6 +264,11 @@ func (s *sweepRun) terminateEarly() {
 	for _, n := range sweep.Terminate(*s.sw.EarlyTermination, s.sw.Objective.Goal, series) {
 		if n >= 0 && n < len(s.st.Trials) && s.st.Trials[n].Status == TrialRunning && !s.stopped[n] {
 			s.stopped[n] = true
+			if workflow.GetVersion(ctx, earlySignalChange, workflow.DefaultVersion, 1) == 1 {
+				// Said before the cancellation, so the trial's
+				// PorchStatus can say why it ended.
+				workflow.SignalExternalWorkflow(ctx, s.st.Trials[n].WorkflowID, "", EarlyTerminatedSignal, nil)
+			}
 			s.cancels[n]()
 		}
 	}

@@ -1,0 +1,78 @@
+package workflows
+
+import (
+	"errors"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+)
+
+// A workflow's own status in porch's words, in the PorchStatus search
+// attribute of every run, step and trial workflow as it ends, so that
+// `temporal workflow list --query 'PorchStatus="early_terminated"'` finds
+// what Temporal's own status cannot say (an early-terminated trial is
+// Canceled to Temporal). Skipped and reused steps start no workflow; the
+// steps query and porch job show list them.
+const (
+	PorchSucceeded       = "succeeded"
+	PorchFailed          = "failed"
+	PorchCanceled        = "canceled"
+	PorchEarlyTerminated = "early_terminated"
+)
+
+// statusChange is the GetVersion id of workflows setting PorchStatus as
+// they end (version 1).
+const statusChange = "porch-status"
+
+// StatusRegisteredName is the local activity that says whether the server
+// has PorchStatus registered (registered by the worker, which has a
+// client): a server set up before porch had it must not fail the workflow
+// task with an unknown search attribute.
+const StatusRegisteredName = "PorchStatusRegistered"
+
+// EarlyTerminatedSignal tells a trial, just before its sweep cancels it,
+// that the early-termination policy stopped it.
+const EarlyTerminatedSignal = "porch-early-terminated"
+
+var keyStatus = temporal.NewSearchAttributeKeyKeyword(AttrStatus)
+
+// withStatus runs a workflow and sets its PorchStatus as it ends (not when
+// it continues as new).
+func withStatus[In, Out any](wf func(workflow.Context, In) (Out, error)) func(workflow.Context, In) (Out, error) {
+	return func(ctx workflow.Context, in In) (Out, error) {
+		early := workflow.GetSignalChannel(ctx, EarlyTerminatedSignal)
+		out, err := wf(ctx, in)
+		setStatus(ctx, err, early)
+		return out, err
+	}
+}
+
+func setStatus(ctx workflow.Context, err error, early workflow.ReceiveChannel) {
+	var next *workflow.ContinueAsNewError
+	if errors.As(err, &next) || workflow.GetVersion(ctx, statusChange, workflow.DefaultVersion, 1) != 1 {
+		return
+	}
+	status := PorchSucceeded
+	switch {
+	case err == nil:
+	case isCanceled(err) && early.ReceiveAsync(nil):
+		status = PorchEarlyTerminated
+	case isCanceled(err):
+		status = PorchCanceled
+	default:
+		status = PorchFailed
+	}
+	dctx, _ := workflow.NewDisconnectedContext(ctx)
+	lctx := workflow.WithLocalActivityOptions(dctx, workflow.LocalActivityOptions{
+		ScheduleToCloseTimeout: 30 * time.Second,
+		RetryPolicy:            &temporal.RetryPolicy{MaximumAttempts: 2},
+	})
+	registered := false
+	if workflow.ExecuteLocalActivity(lctx, StatusRegisteredName).Get(dctx, &registered) != nil || !registered {
+		return
+	}
+	if err := workflow.UpsertTypedSearchAttributes(dctx, keyStatus.ValueSet(status)); err != nil {
+		workflow.GetLogger(ctx).Warn("porch: cannot set PorchStatus", "error", err)
+	}
+}
