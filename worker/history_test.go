@@ -187,3 +187,20 @@ func TestPorchStatusSaysHowEachWorkflowEnded(t *testing.T) {
 		30*time.Second, 100*time.Millisecond, "the failed step and its run")
 	assert.Equal(t, []string{failedRun, failedRun + "/broken"}, byStatus(failedRun, workflows.PorchFailed))
 }
+
+// TestAFailedStepsHeadlineNamesTheStepAndTheCause reads the close event of
+// a failed step's workflow, the headline Temporal's UI shows: the step, the
+// exit code and the last lines of stderr, not "activity error".
+func TestAFailedStepsHeadlineNamesTheStepAndTheCause(t *testing.T) {
+	h := newHarness(t)
+	failing := writePipeline(t, "type: pipeline\njobs:\n  broken:\n    command: echo 'cannot open data.csv' >&2; exit 3\n")
+	runID, err := h.run(compile(t, failing, nil))
+	require.Error(t, err)
+	it := temporalClient.GetWorkflowHistory(context.Background(), runID+"/broken", "", false, enums.HISTORY_EVENT_FILTER_TYPE_CLOSE_EVENT)
+	require.True(t, it.HasNext())
+	e, err := it.Next()
+	require.NoError(t, err)
+	f := e.GetWorkflowExecutionFailedEventAttributes().GetFailure()
+	assert.Equal(t, "step \"broken\" failed: command exited with code 3\ncannot open data.csv", f.GetMessage())
+	record(t, "v2-step-headline", runID)
+}

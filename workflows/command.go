@@ -28,7 +28,8 @@ const (
 
 // CommandStep is the workflow of one command step: it runs the command on
 // the step's compute and returns where its outputs landed.
-func CommandStep(ctx workflow.Context, in CommandStepInput) (command.RunCommandResult, error) {
+func CommandStep(ctx workflow.Context, in CommandStepInput) (_ command.RunCommandResult, err error) {
+	defer func(ctx workflow.Context) { err = headline(ctx, in.Run.StepPath, err) }(ctx)
 	placed, err := placeServerless(ctx, &in.Run.Command.Resources)
 	if err != nil {
 		return command.RunCommandResult{}, err

@@ -47,7 +47,8 @@ const ParallelFailedType = "ParallelStepFailed"
 // into mini-batches, runs them through a sliding window of RunMiniBatch
 // activities on the step's compute, enforces the error thresholds, and
 // continues as new when its history grows long, carrying only counters.
-func ParallelStep(ctx workflow.Context, in ParallelStepInput) (ParallelStepResult, error) {
+func ParallelStep(ctx workflow.Context, in ParallelStepInput) (_ ParallelStepResult, err error) {
+	defer func(ctx workflow.Context) { err = headline(ctx, in.Plan.StepPath, err) }(ctx)
 	// A serverless step picks its instance type once: a run continued as
 	// new carries the chosen queue.
 	if placement, err := placeServerless(ctx, &in.Plan.Parallel.Resources); err != nil {

@@ -77,8 +77,12 @@ func TestServerlessStepFailsWhenNoInstanceTypeFitsInTime(t *testing.T) {
 	env, _ := serverlessEnv(t, -1)
 	env.ExecuteWorkflow(CommandStep, serverlessInput())
 	require.True(t, env.IsWorkflowCompleted())
+	var head *temporal.ApplicationError
+	require.True(t, errors.As(env.GetWorkflowError(), &head), "%v", env.GetWorkflowError())
+	assert.Equal(t, StepErrorType, head.Type(), "the step's headline")
+	assert.True(t, strings.HasPrefix(head.Message(), "step \"train\" failed: serverless: no live instance type fits"), head.Message())
 	var app *temporal.ApplicationError
-	require.True(t, errors.As(env.GetWorkflowError(), &app), "%v", env.GetWorkflowError())
+	require.True(t, errors.As(head.Unwrap(), &app), "%v", env.GetWorkflowError())
 	assert.Equal(t, NoInstanceTypeType, app.Type())
 	assert.Equal(t, "serverless: no live instance type fits the step's 2 CPU, 4Gi (Standard_F2s_v2); live instance types: "+
 		"tiny (100m CPU, 1Gi): apply an instance type whose requests cover them (`porch instance-type apply -f FILE`) and "+

@@ -37,7 +37,8 @@ const (
 // (a command, or a whole pipeline) with at most max_concurrent_trials at
 // once, follows their primary metric while they run, stops the trials the
 // early-termination policy picks, and reports its best trial's outputs.
-func SweepStep(ctx workflow.Context, in SweepStepInput) (SweepStepResult, error) {
+func SweepStep(ctx workflow.Context, in SweepStepInput) (_ SweepStepResult, err error) {
+	defer func(ctx workflow.Context) { err = headline(ctx, in.Step.Path, err) }(ctx)
 	s := &sweepRun{in: in, sw: *in.Step.Sweep, cancels: map[int]workflow.CancelFunc{}, stopped: map[int]bool{}, fresh: map[int]int{}}
 	if err := setQuery(ctx, TrialsQuery, func() (SweepProgress, error) {
 		return s.progress(), nil
