@@ -288,10 +288,10 @@ func TestRunCommandHeartbeats(t *testing.T) {
 	release := filepath.Join(t.TempDir(), "release")
 	beats := make(chan int64, 1)
 	env.SetOnActivityHeartbeatListener(func(_ *activity.Info, details converter.EncodedValues) {
-		var n int64
-		if details.Get(&n) == nil && n > 0 {
+		var b stepio.Beat
+		if details.Get(&b) == nil && b.Phase == "running" && b.LoggedBytes > 0 {
 			select {
-			case beats <- n:
+			case beats <- b.LoggedBytes:
 				// The first heartbeat lets the command finish.
 				_ = os.WriteFile(release, nil, 0o644)
 			default:
