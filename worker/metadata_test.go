@@ -94,9 +94,9 @@ func TestUserMetadataNamesTheRunStepsTrialsAndMiniBatches(t *testing.T) {
 	summary, details := userMetadata(t, runID)
 	assert.Equal(t, "pipeline Labels demo: 3 steps", summary)
 	assert.Contains(t, details, "`"+runID+"` of `"+path+"`")
-	assert.Contains(t, details, "| `prep` | command | default |")
-	assert.Contains(t, details, "| `score` | parallel | default |")
-	assert.Contains(t, details, "| `tune` | sweep | default |")
+	assert.Contains(t, details, "- `prep` · command on default")
+	assert.Contains(t, details, "- `score` · parallel on default")
+	assert.Contains(t, details, "- `tune` · sweep on default")
 	assert.Contains(t, details, "porch job logs "+runID+" STEP")
 	assert.Equal(t, "3/3 steps succeeded", currentDetails(t, runID))
 	assert.Equal(t, []string{"prep · command on default", "score · parallel on default", "tune · sweep on default"},

@@ -411,7 +411,7 @@ func TestParallelResumeRunsOnlyWhatDidNotSucceed(t *testing.T) {
 
 	summary, details := userMetadata(t, runID)
 	assert.Equal(t, "pipeline "+compile(t, path, nil).Name+": 2 steps", summary, "the resumed run keeps its label")
-	assert.Contains(t, details, "| `score` | parallel | default |")
+	assert.Contains(t, details, "- `score` · parallel on default")
 	assert.Contains(t, details, "**Resumed**, reusing 1 step: `prep`")
 }
 

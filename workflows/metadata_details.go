@@ -26,7 +26,7 @@ func RunDetails(p *plan.Plan, runID string) string {
 	}
 	b.WriteString(strings.Join(facts, " · ") + "\n\n")
 	writeInputs(&b, "Inputs", p.Pipeline.Inputs)
-	b.WriteString("**Steps**\n\n| step | type | compute | after |\n|---|---|---|---|\n")
+	b.WriteString("**Steps**\n\n")
 	writeSteps(&b, p.Pipeline)
 	ds := datastore(p.Settings.DefaultDatastore)
 	b.WriteString(fmt.Sprintf("\n**Outputs and logs**\n\nA step's outputs land in `%s` unless the step gives them a path; "+
@@ -47,15 +47,19 @@ func datastore(ds string) string {
 	return ds
 }
 
-// writeSteps adds a table row per step, nested pipelines' steps after
-// their own, by path.
+// writeSteps adds a list item per step, nested pipelines' steps after
+// their own, by path: `train` · command on cpu-cluster · after prep. A
+// list rather than a table: Temporal's UI draws tables without padding.
 func writeSteps(b *strings.Builder, pl plan.Pipeline) {
 	for _, s := range pl.Steps {
-		compute := computeName(s.Compute)
-		if s.Type == plan.StepPipeline {
-			compute = ""
+		line := fmt.Sprintf("- `%s` · %s", s.Path, s.Type)
+		if s.Type != plan.StepPipeline {
+			line += " on " + computeName(s.Compute)
 		}
-		b.WriteString(fmt.Sprintf("| `%s` | %s | %s | %s |\n", s.Path, s.Type, cell(compute), cell(strings.Join(s.DependsOn, ", "))))
+		if len(s.DependsOn) > 0 {
+			line += " · after " + strings.Join(s.DependsOn, ", ")
+		}
+		b.WriteString(line + "\n")
 		if s.Pipeline != nil && s.Type == plan.StepPipeline {
 			writeSteps(b, *s.Pipeline)
 		}
@@ -81,11 +85,6 @@ func writePaths(b *strings.Builder, pl plan.Pipeline, expand *strings.Replacer, 
 		}
 	}
 	return first
-}
-
-// cell keeps a value inside its markdown table cell.
-func cell(s string) string {
-	return strings.ReplaceAll(s, "|", `\|`)
 }
 
 // writeInputs lists inputs with their values, if any.
@@ -142,7 +141,6 @@ func stepDetails(runID, ds string, s plan.Step, inputs []plan.Input, outputs []p
 	case s.Parallel != nil:
 		writeParallel(&b, *s.Parallel)
 	case s.Pipeline != nil:
-		b.WriteString("| step | type | compute | after |\n|---|---|---|---|\n")
 		writeSteps(&b, *s.Pipeline)
 		b.WriteString("\n")
 	}

@@ -32,9 +32,9 @@ func TestRunLabelsNameThePipelineItsStepsAndWhereThingsLand(t *testing.T) {
 	d := RunDetails(p, "nested-abc")
 	assert.Contains(t, d, "`nested-abc` of `"+p.Source+"`")
 	assert.Contains(t, d, "- `n` (integer): `3`")
-	assert.Contains(t, d, "| `first` | pipeline |  |  |")
-	assert.Contains(t, d, "| `first/", "a nested pipeline's steps are listed by path")
-	assert.Contains(t, d, "| `last` | command | default | second |")
+	assert.Contains(t, d, "- `first` · pipeline\n")
+	assert.Contains(t, d, "- `first/make` · command on default\n", "a nested pipeline's steps are listed by path")
+	assert.Contains(t, d, "- `last` · command on default · after second\n")
 	assert.Contains(t, d, "azureml://datastores/workspaceblobstore/paths/azureml/nested-abc/STEP/OUTPUT/")
 	assert.Contains(t, d, "porch job logs nested-abc STEP")
 }

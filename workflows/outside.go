@@ -57,6 +57,7 @@ func (d *dag) outsideEnd(ctx workflow.Context, n *node, err error) error {
 		end.Kind = "terminated"
 	}
 	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+		Summary:                "who ended step " + n.step.Path,
 		ScheduleToCloseTimeout: time.Minute,
 		RetryPolicy:            &temporal.RetryPolicy{MaximumAttempts: 3},
 	})

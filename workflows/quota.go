@@ -287,6 +287,7 @@ func quotaPools(ctx workflow.Context, pools []quota.Pool) []quota.Pool {
 		return pools
 	}
 	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+		Summary:                "which pools have a quota",
 		ScheduleToCloseTimeout: time.Minute,
 		RetryPolicy:            &temporal.RetryPolicy{MaximumAttempts: 3},
 	})

@@ -65,6 +65,7 @@ func setStatus(ctx workflow.Context, err error, early workflow.ReceiveChannel) {
 	}
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
 	lctx := workflow.WithLocalActivityOptions(dctx, workflow.LocalActivityOptions{
+		Summary:                "is PorchStatus registered",
 		ScheduleToCloseTimeout: 30 * time.Second,
 		RetryPolicy:            &temporal.RetryPolicy{MaximumAttempts: 2},
 	})
