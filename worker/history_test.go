@@ -141,15 +141,7 @@ func TestQueriesAreDescribed(t *testing.T) {
 // the failed step and its run are failed.
 func TestPorchStatusSaysHowEachWorkflowEnded(t *testing.T) {
 	h := newHarness(t)
-	path, _ := sweepCase{qualities: "[good, bad]", steps: 12, sleep: 0.5, sweep: `    sampling_algorithm: grid
-    limits:
-      max_total_trials: 2
-      max_concurrent_trials: 2
-    early_termination:
-      type: bandit
-      slack_factor: 0.1
-      evaluation_interval: 1
-      delay_evaluation: 1`}.write(t)
+	path, _ := banditSweep.write(t)
 	runID, err := h.run(compile(t, path, nil))
 	require.NoError(t, err)
 	bad := ""

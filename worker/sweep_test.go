@@ -143,9 +143,9 @@ func TestSweepGridRunsEveryTrialAndTheBestFeedsTheNextStep(t *testing.T) {
 	assert.Regexp(t, `\n1,good,0\.902,0\.902,completed,[0-9.]+,\*,\n`, string(csv))
 }
 
-func TestSweepBanditStopsTheTrialsThatFallBehind(t *testing.T) {
-	h := newHarness(t)
-	path, state := sweepCase{qualities: "[good, bad]", steps: 12, sleep: 0.5, sweep: `    sampling_algorithm: grid
+// banditSweep is a sweep of two trials, a good one and a bad one, whose
+// bandit policy stops the bad one.
+var banditSweep = sweepCase{qualities: "[good, bad]", steps: 12, sleep: 0.5, sweep: `    sampling_algorithm: grid
     limits:
       max_total_trials: 2
       max_concurrent_trials: 2
@@ -153,7 +153,11 @@ func TestSweepBanditStopsTheTrialsThatFallBehind(t *testing.T) {
       type: bandit
       slack_factor: 0.1
       evaluation_interval: 1
-      delay_evaluation: 1`}.write(t)
+      delay_evaluation: 1`}
+
+func TestSweepBanditStopsTheTrialsThatFallBehind(t *testing.T) {
+	h := newHarness(t)
+	path, state := banditSweep.write(t)
 	runID, err := h.run(compile(t, path, nil))
 	require.NoError(t, err)
 	got := statuses(sweepTrials(t, runID))
