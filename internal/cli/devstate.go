@@ -83,3 +83,10 @@ func (a *app) serverSettings(flags serverFlags) (settings, error) {
 	}
 	return s, nil
 }
+
+// isDevServer says whether s is the server of the porch dev recorded in
+// its home: one whose worker runs the steps of unregistered computes.
+func isDevServer(s settings) bool {
+	st, ok := loadDevState(s.Home)
+	return ok && st.Address == s.Address
+}
