@@ -139,6 +139,7 @@ func (a *app) openRunSession(ctx context.Context, s settings, p *plan.Plan, flag
 		return nil, err
 	}
 	a.checkWorkers(ctx, sess, p)
+	a.checkDevPython(s)
 	return sess, nil
 }
 
