@@ -316,6 +316,7 @@ func (w *Worker) start(c client.Client, opts Options, q queue, acts, wfs bool) e
 		(&serverlessChooser{client: c, catalog: opts.Catalog}).register(sw)
 		stepEnds{client: c}.register(sw)
 		quotaPools{client: c}.register(sw)
+		pollerCheck{client: c}.register(sw)
 	}
 	if err := sw.Start(); err != nil {
 		w.Stop()
