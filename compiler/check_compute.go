@@ -114,3 +114,43 @@ func sizeSteps(p *plan.Pipeline, cat *plan.Catalog) {
 		}
 	}
 }
+
+// unregisteredOnDefault routes the command, parallel and sweep steps of
+// computes cat does not hold to the default queue (Options.DevServer).
+func unregisteredOnDefault(p *plan.Pipeline, cat *plan.Catalog) {
+	for i := range p.Steps {
+		s := &p.Steps[i]
+		if s.Compute != "" && !registered(cat, s.Compute) {
+			for _, r := range []*plan.Resources{commandResources(s), parallelResources(s)} {
+				if r != nil && r.TaskQueue == "" {
+					r.TaskQueue = plan.DefaultTaskQueue
+				}
+			}
+		}
+		if s.Pipeline != nil {
+			unregisteredOnDefault(s.Pipeline, cat)
+		}
+	}
+}
+
+func commandResources(s *plan.Step) *plan.Resources {
+	if s.Command == nil {
+		return nil
+	}
+	return &s.Command.Resources
+}
+
+func parallelResources(s *plan.Step) *plan.Resources {
+	if s.Parallel == nil {
+		return nil
+	}
+	return &s.Parallel.Resources
+}
+
+func registered(cat *plan.Catalog, compute string) bool {
+	if cat == nil {
+		return false
+	}
+	_, ok := cat.FindCompute(compute)
+	return ok
+}

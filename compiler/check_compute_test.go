@@ -99,3 +99,21 @@ jobs:
 		{Compute: "k8s", Queue: "porch-compute-k8s-defaultinstancetype"},
 	}, p.TaskQueues(), "the queues a run needs workers on")
 }
+
+// TestDevServerRunsUnregisteredComputesOnTheDefaultQueue: on a porch dev
+// server, a step of a compute the catalogue does not hold runs on the
+// default queue, which porch dev's worker serves, and keeps its compute's
+// name; elsewhere it stays on its compute's queue.
+func TestDevServerRunsUnregisteredComputesOnTheDefaultQueue(t *testing.T) {
+	file := filepath.Join("..", "samples", "file-list", "pipeline.yml")
+	p, diags := Compile(file, Options{Catalog: &plan.Catalog{}, DevServer: true})
+	require.False(t, diags.HasErrors(), "%s", diags.Error())
+	require.Equal(t, []plan.ComputeQueue{{Compute: "cpu-cluster", Queue: plan.DefaultTaskQueue}}, p.TaskQueues())
+	for _, s := range p.Pipeline.Steps {
+		if s.Parallel != nil {
+			assert.False(t, s.Parallel.Resources.OnInstanceType(), s.Path)
+		}
+	}
+	p, _ = Compile(file, Options{Catalog: &plan.Catalog{}})
+	require.Equal(t, []plan.ComputeQueue{{Compute: "cpu-cluster", Queue: "porch-compute-cpu-cluster"}}, p.TaskQueues())
+}

@@ -24,6 +24,11 @@ type Options struct {
 	// compute: and resources.instance_type must name when it has computes;
 	// nil means none are registered.
 	Catalog *plan.Catalog
+	// DevServer says the catalogue is a porch dev server's, whose worker
+	// runs the steps of every compute the catalogue does not hold: they
+	// go to the default queue, as an embedded porch run's worker serves
+	// every compute its plan names. Registered computes keep their queues.
+	DevServer bool
 }
 
 // Compile compiles the Azure ML pipeline job YAML at path, with the
@@ -105,6 +110,9 @@ func compile(ctx context.Context, path string, opts Options) (*plan.Plan, Diagno
 		sizeSteps(&out.Pipeline, opts.Catalog)
 	}
 	serverlessSteps(&out.Pipeline, opts.Catalog)
+	if opts.DevServer {
+		unregisteredOnDefault(&out.Pipeline, opts.Catalog)
+	}
 	return out, all
 }
 

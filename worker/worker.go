@@ -318,6 +318,7 @@ func (w *Worker) start(c client.Client, opts Options, q queue, acts, wfs bool) e
 		stepEnds{client: c}.register(sw)
 		quotaPools{client: c}.register(sw)
 		w.porchStatus.register(sw)
+		pollerCheck{client: c}.register(sw)
 	}
 	if err := sw.Start(); err != nil {
 		w.Stop()

@@ -75,7 +75,9 @@ func CommandStep(ctx workflow.Context, in CommandStepInput) (_ command.RunComman
 		r, err = runSpread(ctx, in, opts)
 	default:
 		workflow.SetCurrentDetails(ctx, "running on task queue `"+opts.TaskQueue+"`")
-		err = workflow.ExecuteActivity(ctx, command.RunCommandName, in.Run).Get(ctx, &r)
+		fut := workflow.ExecuteActivity(ctx, command.RunCommandName, in.Run)
+		runWatchingForWorker(ctx, fut, in.Compute, opts.TaskQueue)
+		err = fut.Get(ctx, &r)
 	}
 	workflow.SetCurrentDetails(ctx, commandEnded(r, err))
 	return r, err

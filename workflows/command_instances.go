@@ -29,7 +29,7 @@ const spreadChange = "command-instances"
 // queue (whose workers count capacity), from version 1 on.
 func spreads(ctx workflow.Context, in CommandStepInput) bool {
 	c := in.Run.Command
-	if c.Resources.TaskQueue == "" || c.Resources.Instances() < 2 || c.Distribution == nil ||
+	if !c.Resources.OnInstanceType() || c.Resources.Instances() < 2 || c.Distribution == nil ||
 		!slices.Contains(command.SpreadDistributions(), strings.ToLower(c.Distribution.Type)) {
 		return false
 	}

@@ -30,7 +30,7 @@ const nodeStartTimeout = time.Minute
 // on an instance type's queue (whose workers count capacity) does, and
 // only from version 1 on.
 func (r *parallelRun) onInstances(ctx workflow.Context) bool {
-	if r.in.Plan.Parallel.Resources.TaskQueue == "" {
+	if !r.in.Plan.Parallel.Resources.OnInstanceType() {
 		return false
 	}
 	return workflow.GetVersion(ctx, instancesChange, workflow.DefaultVersion, 1) == 1

@@ -148,7 +148,9 @@ type Resources struct {
 	Cores int    `json:"cores,omitempty"`
 	// TaskQueue is the task queue of the step's instance type on a
 	// registered kubernetes compute (InstanceTaskQueue), resolved when the
-	// pipeline is submitted; "" means the compute's own queue.
+	// pipeline is submitted, or the default queue for a step of an
+	// unregistered compute on a porch dev server; "" means the compute's
+	// own queue.
 	TaskQueue string `json:"task_queue,omitempty"`
 	// Serverless is set for a serverless step whose instance type porch
 	// picks when it runs, from the live workers' (see ServerlessFor);
@@ -172,6 +174,14 @@ func (r Resources) Queue(compute string) string {
 		return r.TaskQueue
 	}
 	return TaskQueue(compute)
+}
+
+// OnInstanceType says whether the step runs on an instance type's queue,
+// whose workers count capacity: a task queue was resolved for it, and it
+// is not the default queue (where a porch dev server runs the steps of
+// unregistered computes).
+func (r Resources) OnInstanceType() bool {
+	return r.TaskQueue != "" && r.TaskQueue != DefaultTaskQueue
 }
 
 // Distribution is a distributed-training configuration.

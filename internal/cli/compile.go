@@ -85,8 +85,8 @@ func (a *app) compile(ctx context.Context, path string, set map[string]string, s
 		return nil, err
 	}
 	if diags.HasErrors() || namesCompute(p) || run && p != nil && slices.Contains(p.Computes(), "") {
-		if cat := a.serverCatalog(ctx, server); cat != nil {
-			p, diags, err = compileFile(ctx, path, compiler.Options{Set: set, Catalog: cat, Limits: limits})
+		if cat, dev := a.serverCatalog(ctx, server); cat != nil {
+			p, diags, err = compileFile(ctx, path, compiler.Options{Set: set, Catalog: cat, Limits: limits, DevServer: dev})
 			if err != nil {
 				return nil, err
 			}
@@ -133,30 +133,32 @@ func namesInstanceType(pl plan.Pipeline) bool {
 }
 
 // serverCatalog reads the catalogue of the server porch knows of; nil when
-// there is none, or (with a warning) when it cannot be read.
-func (a *app) serverCatalog(ctx context.Context, server serverFlags) *plan.Catalog {
+// there is none, or (with a warning) when it cannot be read. dev says the
+// server is the running porch dev, whose worker runs the steps of
+// unregistered computes.
+func (a *app) serverCatalog(ctx context.Context, server serverFlags) (cat *plan.Catalog, dev bool) {
 	s, err := a.serverSettings(server)
 	if err != nil {
-		return nil
+		return nil, false
 	}
 	sess, err := a.dial(ctx, s)
 	if err != nil {
 		fmt.Fprintf(a.stderr, "porch: warning: azureml: references stay unresolved: %v\n", err)
-		return nil
+		return nil, false
 	}
 	defer sess.Close()
 	ctx, cancel := context.WithTimeout(ctx, compileCatalogTimeout)
 	defer cancel()
-	cat, err := workflows.GetCatalog(ctx, sess.client)
+	c, err := workflows.GetCatalog(ctx, sess.client)
 	if ctx.Err() == context.DeadlineExceeded {
 		err = fmt.Errorf("no answer within %s: is a worker running porch's workflows (porch dev, or porch worker) on that server?",
 			compileCatalogTimeout)
 	}
 	if err != nil {
 		fmt.Fprintf(a.stderr, "porch: warning: azureml: references stay unresolved: cannot read the catalogue on %s: %v\n", s.Address, err)
-		return nil
+		return nil, false
 	}
-	return &cat
+	return &c, isDevServer(s)
 }
 
 // readSource reads the pipeline file for the run's memo.

@@ -17,6 +17,9 @@ type devState struct {
 	Namespace string `json:"namespace"`
 	UI        string `json:"ui,omitempty"`
 	PID       int    `json:"pid"`
+	// Python is the PORCH_PYTHON porch dev's worker started with, ""
+	// for none (python3 on its PATH).
+	Python string `json:"python,omitempty"`
 }
 
 func devStatePath(home string) string { return filepath.Join(home, "dev.json") }
@@ -82,4 +85,32 @@ func (a *app) serverSettings(flags serverFlags) (settings, error) {
 		s.Namespace = st.Namespace
 	}
 	return s, nil
+}
+
+// isDevServer says whether s is the server of the porch dev recorded in
+// its home: one whose worker runs the steps of unregistered computes.
+func isDevServer(s settings) bool {
+	st, ok := loadDevState(s.Home)
+	return ok && st.Address == s.Address
+}
+
+// envPython is the variable that names the Python interpreter hosting
+// parallel steps' entry scripts (and asked for mlflow) on a worker.
+const envPython = "PORCH_PYTHON"
+
+// checkDevPython warns when this command's PORCH_PYTHON is not the one
+// porch dev's worker started with: the worker's environment is porch
+// dev's, and a run submitted to it does not carry this one.
+func (a *app) checkDevPython(s settings) {
+	mine := a.getenv(envPython)
+	st, ok := loadDevState(s.Home)
+	if mine == "" || !ok || st.Address != s.Address || st.Python == mine {
+		return
+	}
+	theirs := "python3 on its PATH (no PORCH_PYTHON)"
+	if st.Python != "" {
+		theirs = "PORCH_PYTHON=" + st.Python
+	}
+	fmt.Fprintf(a.stderr, "porch: warning: %s=%s does not reach porch dev's worker, which runs entry scripts with %s: "+
+		"restart porch dev with %s=%s in its environment\n", envPython, mine, theirs, envPython, mine)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/porch-pipelines/porch/activities/command"
@@ -198,18 +197,12 @@ func (a *app) checkWorkers(ctx context.Context, sess *session, p *plan.Plan) {
 			"start one with: porch worker --address %s\n", addr, plan.DefaultTaskQueue, addr)
 	}
 	for _, q := range p.TaskQueues() {
-		compute, tq := q.Compute, q.Queue
-		if hasPollers(ctx, sess.client, tq, enums.TASK_QUEUE_TYPE_ACTIVITY) {
+		if hasPollers(ctx, sess.client, q.Queue, enums.TASK_QUEUE_TYPE_ACTIVITY) {
 			continue
 		}
-		name, flag := "the default compute", ""
-		if t, ok := strings.CutPrefix(tq, plan.ServerlessTaskQueue("")); ok && compute == "" {
-			name, flag = fmt.Sprintf("serverless instance type %q", t), " --compute serverless --instance-type "+t
-		} else if compute != "" {
-			name, flag = fmt.Sprintf("compute %q", compute), " --compute "+compute
-		}
-		fmt.Fprintf(a.stderr, "porch: warning: no worker serves %s (task queue %q): its steps wait until "+
-			"one does: start one with: porch worker --address %s%s\n", name, tq, addr, flag)
+		fmt.Fprintf(a.stderr, "porch: warning: no worker serves %s (task queue %q): its steps wait until one does: "+
+			"start one with: porch worker --address %s%s\n", plan.QueueOwner(q.Compute, q.Queue), q.Queue, addr,
+			plan.WorkerFlags(q.Compute, q.Queue))
 	}
 }
 

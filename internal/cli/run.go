@@ -121,7 +121,7 @@ func (a *app) runPipeline(ctx context.Context, file string, f runFlags) error {
 		return nil
 	}
 	a.printRunHeader(sess, runID)
-	out := a.watch(ctx, sess.client, run, newProgress(a.stdout, a.terminal))
+	out := a.watch(ctx, sess, run, newProgress(a.stdout, a.terminal))
 	if out.interrupted {
 		return a.interrupted(sess, run, out)
 	}
@@ -139,6 +139,7 @@ func (a *app) openRunSession(ctx context.Context, s settings, p *plan.Plan, flag
 		return nil, err
 	}
 	a.checkWorkers(ctx, sess, p)
+	a.checkDevPython(s)
 	return sess, nil
 }
 
@@ -178,7 +179,7 @@ func (a *app) interrupted(sess *session, run client.WorkflowRun, out watchOutcom
 	}
 	p := newPlainProgress(a.stderr, time.Local)
 	p.Update(time.Now(), out.steps)
-	if after := a.watch(ctx, sess.client, run, p); after.interrupted {
+	if after := a.watch(ctx, sess, run, p); after.interrupted {
 		fmt.Fprintf(a.stderr, "porch: run %s did not stop within %s; stopping the server anyway\n", id, cancelWait)
 	} else {
 		fmt.Fprintf(a.stderr, "porch: run %s canceled\n", id)

@@ -101,7 +101,7 @@ func (a *app) runDev(ctx context.Context, f devFlags) error {
 		return fmt.Errorf("start the worker: %v", err)
 	}
 	removeState, err := writeDevState(home, devState{Address: sess.settings.Address, Namespace: f.namespace,
-		UI: sess.server.UIAddress(), PID: os.Getpid()})
+		UI: sess.server.UIAddress(), PID: os.Getpid(), Python: a.getenv(envPython)})
 	if err != nil {
 		return err
 	}

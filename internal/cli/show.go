@@ -45,7 +45,7 @@ func (a *app) jobShowCommand() *cobra.Command {
 func (a *app) watchExisting(ctx context.Context, sess *session, runID string, info *workflowpb.WorkflowExecutionInfo) error {
 	fmt.Fprintf(a.stdout, "run %s on %s: %s\n", runID, sess.settings.Address, statusName(info.GetStatus()))
 	run := sess.client.GetWorkflow(ctx, runID, "")
-	out := a.watch(ctx, sess.client, run, newProgress(a.stdout, a.terminal))
+	out := a.watch(ctx, sess, run, newProgress(a.stdout, a.terminal))
 	if out.interrupted {
 		fmt.Fprintf(a.stderr, "porch: stopped watching; run %s goes on\n  reattach: porch job show --watch %s\n"+
 			"  cancel:   porch job cancel %s\n", runID, runID, runID)
@@ -74,7 +74,9 @@ func (a *app) showRun(ctx context.Context, sess *session, runID string, info *wo
 	if user := keyword(info.GetSearchAttributes(), workflows.AttrUser); user != "" {
 		fmt.Fprintf(a.stdout, "submitted by %s\n", user)
 	}
-	steps, err := newStepWatcher(sess.client).snapshot(ctx, runID)
+	w := newStepWatcher(sess.client)
+	w.workers = newWorkerCheck(sess.client, sess.settings.Address, 0)
+	steps, err := w.snapshot(ctx, runID)
 	if err != nil {
 		return fmt.Errorf("read the steps of run %s: %v: porch reads them from a worker running porch workflows "+
 			"(start one with: porch worker --address %s)", runID, err, sess.settings.Address)

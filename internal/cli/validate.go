@@ -75,7 +75,7 @@ func componentKind(files userFiles, file string) (typ, name string, ok bool) {
 func (a *app) validateComponent(ctx context.Context, files userFiles, file, typ, name string, server serverFlags) error {
 	diags := checkComponent(files, file, nil)
 	if diags.HasErrors() {
-		if cat := a.serverCatalog(ctx, server); cat != nil {
+		if cat, _ := a.serverCatalog(ctx, server); cat != nil {
 			diags = checkComponent(files, file, cat)
 		}
 	}

@@ -26,6 +26,8 @@ type stepWatcher struct {
 	done map[string][]workflows.StepState
 	// details caches the progress of parallel steps that have finished.
 	details map[string]string
+	// workers finds steps waiting for a worker; nil looks for none.
+	workers *workerCheck
 }
 
 func newStepWatcher(c client.Client) *stepWatcher {
@@ -57,6 +59,9 @@ func (w *stepWatcher) snapshot(ctx context.Context, id string) ([]workflows.Step
 				if wait := w.quotaDetail(ctx, s); wait != "" {
 					s.Detail = wait
 				}
+			}
+			if d := w.workers.detail(ctx, s, time.Now()); d != "" {
+				s.Detail = strings.TrimPrefix(s.Detail+"; "+d, "; ")
 			}
 		}
 		out = append(out, s)
@@ -172,9 +177,11 @@ type watchOutcome struct {
 	interrupted bool
 }
 
-// watch shows progress of run until it closes or ctx ends.
-func (a *app) watch(ctx context.Context, c client.Client, run client.WorkflowRun, p progress) watchOutcome {
-	w := newStepWatcher(c)
+// watch shows progress of run until it closes or ctx ends. Every
+// noWorkerInterval it says which running steps wait for a worker.
+func (a *app) watch(ctx context.Context, sess *session, run client.WorkflowRun, p progress) watchOutcome {
+	w := newStepWatcher(sess.client)
+	w.workers = newWorkerCheck(sess.client, sess.settings.Address, a.noWorkerInterval())
 	getCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
 	var out watchOutcome

@@ -1,0 +1,63 @@
+package workflows
+
+import (
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/porch-pipelines/porch/compiler/plan"
+)
+
+// HasPollersName is the local activity of workflow workers that says
+// whether a task queue (a string) has an activity poller, as the server
+// lists them (seen in the last few minutes): a bool.
+const HasPollersName = "HasPollers"
+
+// noWorkerChange versions the watch for a worker: histories recorded
+// before it have no timer or local activity while a command runs.
+const noWorkerChange = "no-worker-details"
+
+// noWorkerCheck is how long a command step's activity may wait before the
+// step asks whether any worker polls its queue, and how often it asks
+// again while none does.
+const noWorkerCheck = time.Minute
+
+// runWatchingForWorker waits for fut, a command's activity on queue, and
+// while it waits a minute and more with no worker polling queue, says so
+// in the step's current details (the Temporal UI's), with the command
+// that starts one. Once a worker polls, it only waits: the step is taken,
+// or about to be. A step running longer than a minute costs one timer and
+// one local activity.
+func runWatchingForWorker(ctx workflow.Context, fut workflow.Future, compute, queue string) {
+	if workflow.GetVersion(ctx, noWorkerChange, workflow.DefaultVersion, 1) != 1 {
+		return
+	}
+	tctx, cancel := workflow.WithCancel(ctx)
+	defer cancel()
+	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+		ScheduleToCloseTimeout: 10 * time.Second,
+		RetryPolicy:            &temporal.RetryPolicy{MaximumAttempts: 1},
+		Summary:                "is a worker polling " + queue + "?",
+	})
+	start := workflow.Now(ctx)
+	for {
+		fired := false
+		workflow.NewSelector(ctx).
+			AddFuture(fut, func(workflow.Future) {}).
+			AddFuture(newTimer(tctx, noWorkerCheck, "check for a worker"), func(workflow.Future) { fired = true }).
+			Select(ctx)
+		if !fired || ctx.Err() != nil {
+			return
+		}
+		var polled bool
+		if err := workflow.ExecuteLocalActivity(lctx, HasPollersName, queue).Get(ctx, &polled); err != nil || polled {
+			workflow.SetCurrentDetails(ctx, "running on task queue `"+queue+"`")
+			return
+		}
+		msg := fmt.Sprintf("waiting %s: %s", workflow.Now(ctx).Sub(start).Round(time.Second), plan.NoWorker(compute, queue, ""))
+		workflow.GetLogger(ctx).Warn(msg)
+		workflow.SetCurrentDetails(ctx, msg)
+	}
+}

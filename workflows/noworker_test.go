@@ -1,0 +1,56 @@
+package workflows
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/mock"
+	"github.com/stretchr/testify/require"
+	sdkpb "go.temporal.io/api/sdk/v1"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/porch-pipelines/porch/activities"
+	"github.com/porch-pipelines/porch/activities/command"
+	"github.com/porch-pipelines/porch/activities/stepio"
+)
+
+// TestCommandStepSaysWhenNoWorkerPollsItsQueue: a command that waits
+// minutes on a queue no worker polls says so in its current details every
+// minute, with the worker to start; once one polls, the details say where
+// it runs again and the step stops asking.
+func TestCommandStepSaysWhenNoWorkerPollsItsQueue(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	Register(env)
+	(&activities.Activities{}).Register(env)
+	var asked []time.Duration
+	var start time.Time
+	env.RegisterActivityWithOptions(func(ctx context.Context, queue string) (bool, error) {
+		asked = append(asked, env.Now().Sub(start))
+		assert.Equal(t, "porch-compute-cpu-cluster", queue)
+		return len(asked) > 2, nil
+	}, activity.RegisterOptions{Name: HasPollersName})
+	env.OnActivity(command.RunCommandName, mock.Anything, mock.Anything).After(4*time.Minute+30*time.Second).
+		Return(command.RunCommandResult{}, nil)
+	var details []string
+	for _, at := range []time.Duration{90 * time.Second, 150 * time.Second, 210 * time.Second} {
+		env.RegisterDelayedCallback(func() {
+			v, err := env.QueryWorkflow("__temporal_workflow_metadata")
+			require.NoError(t, err)
+			var md sdkpb.WorkflowMetadata
+			require.NoError(t, v.Get(&md))
+			details = append(details, md.GetCurrentDetails())
+		}, at)
+	}
+	start = env.Now()
+	env.ExecuteWorkflow(CommandStep, CommandStepInput{Compute: "cpu-cluster",
+		Run: command.RunCommandInput{Step: stepio.Step{RunID: "r", StepPath: "train"}}})
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+	assert.Equal(t, []time.Duration{time.Minute, 2 * time.Minute, 3 * time.Minute}, asked)
+	want := `: no worker serves compute "cpu-cluster" (task queue "porch-compute-cpu-cluster"): start one with: porch worker --compute cpu-cluster`
+	assert.Equal(t, []string{"waiting 1m0s" + want, "waiting 2m0s" + want, "running on task queue `porch-compute-cpu-cluster`"}, details)
+}
