@@ -84,8 +84,14 @@ func History(h *historypb.History, opts Options) (res Result, err error) {
 		opts.Register(r)
 	}
 	logger := sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	id := opts.WorkflowID
+	if recorded := events[0].GetWorkflowExecutionStartedEventAttributes().GetWorkflowId(); recorded != "" {
+		// The history's own id, as a worker replays it: a run started
+		// without a run id takes its workflow id as one.
+		id = recorded
+	}
 	err = r.ReplayWorkflowHistoryWithOptions(logger, h, worker.ReplayWorkflowHistoryOptions{
-		OriginalExecution: workflow.Execution{ID: opts.WorkflowID, RunID: opts.RunID},
+		OriginalExecution: workflow.Execution{ID: id, RunID: opts.RunID},
 	})
 	if err != nil {
 		return res, &Error{Reason: Explain(err, h), Cause: err}

@@ -28,7 +28,7 @@ fi
 # porch's search attributes (workflows.SearchAttributes; compose_test.go keeps
 # this list in step with it).
 existing=$(temporal operator search-attribute list --address "$address" -n "$namespace")
-for name in PorchCompute PorchExperiment PorchPipeline PorchRun PorchStep PorchStepType PorchUser; do
+for name in PorchCompute PorchExperiment PorchPipeline PorchRun PorchStatus PorchStep PorchStepType PorchUser; do
   if printf '%s\n' "$existing" | grep -qw "$name"; then
     echo "setup-namespace: search attribute $name exists"
   else
