@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/enums/v1"
@@ -300,3 +301,29 @@ func TestRecordStartedHistory(t *testing.T) {
 		require.True(t, strings.Contains(string(b), want), "the history has no %s", want)
 	}
 }
+
+// TestRecordNoWorkerHistory records a command step that waits over a
+// minute for a worker of its compute (the step says so in its current
+// details), then runs when one starts.
+//
+//	PORCH_RECORD_HISTORIES=1 go test ./worker -run TestRecordNoWorkerHistory
+func TestRecordNoWorkerHistory(t *testing.T) {
+	if os.Getenv("PORCH_RECORD_HISTORIES") == "" {
+		t.Skip("set PORCH_RECORD_HISTORIES=1 to regenerate workflows/testdata/histories")
+	}
+	home := t.TempDir()
+	w := startWorker(t, home) // workflows only: nobody serves compute "late" yet
+	t.Cleanup(w.Stop)
+	h := &harness{t: t, home: home}
+	run := h.start(compile(t, writePipeline(t, "type: pipeline\njobs:\n  wait:\n    compute: azureml:late\n    command: echo ran\n"), nil))
+	time.Sleep(noWorkerWait)
+	startWorkerProcess(t, home, "late", "late-node")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	require.NoError(t, run.Get(ctx, nil))
+	recordRun(t, filepath.Join("..", "workflows", "testdata", "histories"), "v2-no-worker", run.GetID())
+}
+
+// noWorkerWait is past the minute a command step waits before it asks for
+// a worker.
+const noWorkerWait = 70 * time.Second
