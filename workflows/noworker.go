@@ -24,7 +24,8 @@ const noWorkerChange = "no-worker-details"
 // again while none does.
 const noWorkerCheck = time.Minute
 
-// runWatchingForWorker waits for fut, a command's activity on queue, and
+// runWatchingForWorker waits for fut, a command's activity (or a parallel
+// step's planning) on queue, and
 // while it waits a minute and more with no worker polling queue, says so
 // in the step's current details (the Temporal UI's), with the command
 // that starts one. Once a worker polls, it only waits: the step is taken,

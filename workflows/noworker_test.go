@@ -14,7 +14,9 @@ import (
 
 	"github.com/porch-pipelines/porch/activities"
 	"github.com/porch-pipelines/porch/activities/command"
+	"github.com/porch-pipelines/porch/activities/parallel"
 	"github.com/porch-pipelines/porch/activities/stepio"
+	"github.com/porch-pipelines/porch/compiler/plan"
 )
 
 // TestCommandStepSaysWhenNoWorkerPollsItsQueue: a command that waits
@@ -53,4 +55,34 @@ func TestCommandStepSaysWhenNoWorkerPollsItsQueue(t *testing.T) {
 	assert.Equal(t, []time.Duration{time.Minute, 2 * time.Minute, 3 * time.Minute}, asked)
 	want := `: no worker serves compute "cpu-cluster" (task queue "porch-compute-cpu-cluster"): start one with: porch worker --compute cpu-cluster`
 	assert.Equal(t, []string{"waiting 1m0s" + want, "waiting 2m0s" + want, "running on task queue `porch-compute-cpu-cluster`"}, details)
+}
+
+// TestParallelStepSaysWhenNoWorkerPlansIt: a parallel step whose planning
+// waits on a queue no worker polls says so in its current details too.
+func TestParallelStepSaysWhenNoWorkerPlansIt(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	Register(env)
+	(&activities.Activities{}).Register(env)
+	env.RegisterActivityWithOptions(func(ctx context.Context, queue string) (bool, error) {
+		assert.Equal(t, "porch-compute-gpu", queue)
+		return false, nil
+	}, activity.RegisterOptions{Name: HasPollersName})
+	ref := parallel.ParallelStepRef{RunID: "r", StepPath: "score", Datastore: "ws", Digest: "d"}
+	env.OnActivity(parallel.PlanMiniBatchesName, mock.Anything, mock.Anything).After(90*time.Second).Return(
+		parallel.ParallelPlan{Ref: ref, Batches: 0, Instances: 1, PerInstance: 1}, nil)
+	env.OnActivity(parallel.FinishParallelName, mock.Anything, mock.Anything).Return(parallel.FinishParallelResult{}, nil)
+	var details string
+	env.RegisterDelayedCallback(func() {
+		v, err := env.QueryWorkflow("__temporal_workflow_metadata")
+		require.NoError(t, err)
+		var md sdkpb.WorkflowMetadata
+		require.NoError(t, v.Get(&md))
+		details = md.GetCurrentDetails()
+	}, 75*time.Second)
+	env.ExecuteWorkflow(ParallelStep, ParallelStepInput{Compute: "gpu", Plan: parallel.PlanMiniBatchesInput{RunID: "r", StepPath: "score",
+		Parallel: plan.Parallel{Retry: plan.ParallelRetry{TimeoutSeconds: 60}, AllowedFailedPercent: 100}}})
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+	assert.Equal(t, `waiting 1m0s: no worker serves compute "gpu" (task queue "porch-compute-gpu"): start one with: porch worker --compute gpu`, details)
 }

@@ -169,7 +169,11 @@ func (r *parallelRun) plan(ctx workflow.Context) error {
 		},
 	})
 	var p parallel.ParallelPlan
-	if err := workflow.ExecuteActivity(ctx, parallel.PlanMiniBatchesName, r.in.Plan).Get(ctx, &p); err != nil {
+	// Planning is the step's first work on its compute: while no worker
+	// of it polls, the step says so in its current details.
+	fut := workflow.ExecuteActivity(ctx, parallel.PlanMiniBatchesName, r.in.Plan)
+	runWatchingForWorker(ctx, fut, r.in.Compute, r.queue())
+	if err := fut.Get(ctx, &p); err != nil {
 		return err
 	}
 	r.initial = &ParallelState{
