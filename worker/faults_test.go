@@ -212,10 +212,10 @@ func TestAWorkerKilledWhileFinishingAParallelStepIsReplacedWithinTheHeartbeatTim
 	home := t.TempDir()
 	w := startWorker(t, home) // workflows only
 	t.Cleanup(w.Stop)
-	procs := map[string]*exec.Cmd{}
-	for _, node := range []string{"first", "second"} {
-		procs[node] = startWorkerProcess(t, home, "finisher", node)
-	}
+	// One worker runs the mini-batches, so the entry-script processes
+	// whose shutdown() FinishParallel waits for are all its own; the
+	// other starts once FinishParallel has.
+	first := startWorkerProcess(t, home, "finisher", "first")
 	h := &harness{t: t, home: home}
 	files := names("f", 6)
 	path, _ := parallelCase{files: files, settings: `    compute: azureml:finisher
@@ -224,8 +224,8 @@ func TestAWorkerKilledWhileFinishingAParallelStepIsReplacedWithinTheHeartbeatTim
 	require.NoError(t, os.WriteFile(filepath.Join(filepath.Dir(path), "src", "score.py"), []byte(slowShutdownScript), 0o644))
 	run := h.start(compile(t, path, nil))
 
-	// Waits for FinishParallel to have started on a worker, and kills it.
-	var finisher string
+	// Waits for FinishParallel to have started on the first worker, starts
+	// the second and kills the first.
 	require.Eventually(t, func() bool {
 		desc, err := temporalClient.DescribeWorkflowExecution(context.Background(), run.GetID()+"/score", "")
 		if err != nil {
@@ -233,20 +233,23 @@ func TestAWorkerKilledWhileFinishingAParallelStepIsReplacedWithinTheHeartbeatTim
 		}
 		for _, pa := range desc.GetPendingActivities() {
 			if pa.GetActivityType().GetName() == parallel.FinishParallelName && pa.GetState() == enums.PENDING_ACTIVITY_STATE_STARTED {
-				finisher = pa.GetLastWorkerIdentity()
+				return pa.GetLastWorkerIdentity() == "first"
 			}
 		}
-		return procs[finisher] != nil
+		return false
 	}, time.Minute, 20*time.Millisecond, "FinishParallel starts")
-	require.NoError(t, procs[finisher].Process.Kill())
+	startWorkerProcess(t, home, "finisher", "second")
+	require.NoError(t, first.Process.Kill())
 	killed := time.Now()
 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	require.NoError(t, run.Get(ctx, nil))
 	took := time.Since(killed)
-	t.Logf("the step ended %s after %s was killed", took.Round(100*time.Millisecond), finisher)
-	// The heartbeat timeout, the other worker's own 3 s shutdown() and 5 s.
+	t.Logf("the step ended %s after the first worker was killed", took.Round(100*time.Millisecond))
+	// The heartbeat timeout, the 3 s the step's end may wait for the dead
+	// worker's resource monitor, and 5 s (the second worker has no
+	// entry-script process to shut down).
 	assert.Less(t, took, heartbeat+3*time.Second+5*time.Second,
 		"FinishParallel of a killed worker runs again elsewhere after the step's heartbeat timeout")
 	var want []string
