@@ -39,7 +39,7 @@ func (a *Activities) RunCommand(ctx context.Context, in RunCommandInput) (RunCom
 		return RunCommandResult{}, temporal.NewNonRetryableApplicationError(
 			"the worker has no porch home folder: set PORCH_HOME or Activities.Home", "WorkerMisconfigured", nil)
 	}
-	a.RefreshDatastores(ctx)
+	a.RefreshDatastores(ctx, stepio.DataURIs(in.Inputs, in.Outputs)...)
 	// Inputs mounted by a worker of this home that died, for steps that
 	// may never run here again: the first step clears them.
 	a.DetachDeadMounts()

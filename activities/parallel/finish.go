@@ -29,8 +29,8 @@ import (
 // writes job_result.txt and job_error.txt; and it stops this worker's
 // entry-script processes for the step (calling shutdown()).
 func (a *Activities) FinishParallel(ctx context.Context, in FinishParallelInput) (FinishParallelResult, error) {
-	a.RefreshDatastores(ctx)
 	ref := in.Progress.Ref
+	a.RefreshDatastores(ctx, ref.artifactsURI())
 	f, err := a.parallelFolders(ref)
 	if err != nil {
 		return FinishParallelResult{}, err

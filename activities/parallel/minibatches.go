@@ -26,7 +26,7 @@ import (
 // step planned the same mini-batches, its finished ones are kept and
 // counted as done.
 func (a *Activities) PlanMiniBatches(ctx context.Context, in PlanMiniBatchesInput) (ParallelPlan, error) {
-	a.RefreshDatastores(ctx)
+	a.RefreshDatastores(ctx, stepio.DataURIs(in.Inputs, in.Outputs)...)
 	if a.Home == "" {
 		return ParallelPlan{}, temporal.NewNonRetryableApplicationError(
 			"the worker has no porch home folder: set PORCH_HOME or Activities.Home", "WorkerMisconfigured", nil)
@@ -186,7 +186,7 @@ func (a *Activities) resetParallel(ctx context.Context, f parallelFolders, in Pl
 // run again. run()'s results go to a file of their own, committed with the
 // mini-batch's done record, so FinishParallel appends each exactly once.
 func (a *Activities) RunMiniBatch(ctx context.Context, in MiniBatchInput) (MiniBatchResult, error) {
-	a.RefreshDatastores(ctx)
+	a.RefreshDatastores(ctx, in.Ref.artifactsURI())
 	rt, err := a.parallel().get(ctx, a, in.Ref)
 	if err != nil {
 		return MiniBatchResult{}, err
@@ -304,7 +304,7 @@ func recordHeartbeat(ctx context.Context, details ...any) {
 // finished, so a resumed step runs only those without an activity per
 // finished one.
 func (a *Activities) ListPendingMiniBatches(ctx context.Context, in ListPendingInput) (PendingMiniBatches, error) {
-	a.RefreshDatastores(ctx)
+	a.RefreshDatastores(ctx, in.Ref.artifactsURI())
 	f, err := a.parallelFolders(in.Ref)
 	if err != nil {
 		return PendingMiniBatches{}, err

@@ -44,6 +44,11 @@ type ParallelStepRef struct {
 	Digest string `json:"digest,omitempty"`
 }
 
+// artifactsURI is the step's artifacts folder, on the run's datastore.
+func (r ParallelStepRef) artifactsURI() string {
+	return stepio.StepArtifactsURI(r.Datastore, r.RunID, r.StepPath)
+}
+
 // PlanMiniBatchesInput is a parallel step as the workflow resolved it.
 type PlanMiniBatchesInput struct {
 	RunID            string        `json:"run_id"`

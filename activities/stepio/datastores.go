@@ -23,14 +23,17 @@ type datastores struct {
 }
 
 // RefreshDatastores reads the registered datastores when the worker's copy
-// is older than datastoreRefresh. A failed read keeps the old copy: the
-// catalogue is the server's, and a step should not fail on a blip.
-func (h *Host) RefreshDatastores(ctx context.Context) {
+// is older than datastoreRefresh, or when a datastore one of uris names
+// (a step's inputs and outputs) is not in it: one registered a moment ago
+// must not map, unknown, to a folder of the porch home. A failed read keeps
+// the old copy: the catalogue is the server's, and a step should not fail
+// on a blip.
+func (h *Host) RefreshDatastores(ctx context.Context, uris ...string) {
 	if h.Datastores == nil {
 		return
 	}
 	h.stores.mu.Lock()
-	fresh := time.Since(h.stores.read) < datastoreRefresh
+	fresh := time.Since(h.stores.read) < datastoreRefresh && knowsAll(h.stores.byName, uris)
 	h.stores.mu.Unlock()
 	if fresh {
 		return
@@ -46,6 +49,35 @@ func (h *Host) RefreshDatastores(ctx context.Context) {
 	h.stores.mu.Lock()
 	h.stores.byName, h.stores.read = byName, time.Now()
 	h.stores.mu.Unlock()
+}
+
+// knowsAll says whether byName holds every datastore uris name, but the
+// default one, which a server need not register (its folder is the porch
+// home's).
+func knowsAll(byName map[string]plan.Datastore, uris []string) bool {
+	for _, u := range uris {
+		if name, _, ok := plan.SplitDatastoreURI(u); ok && name != plan.DefaultDatastore {
+			if _, found := byName[name]; !found {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// DataURIs are the data paths of a step's inputs and outputs, for
+// RefreshDatastores.
+func DataURIs(inputs []plan.Input, outputs []plan.Output) []string {
+	var out []string
+	for _, in := range inputs {
+		if in.Value.Kind == plan.ValueData && in.Value.Data != nil {
+			out = append(out, in.Value.Data.Path)
+		}
+	}
+	for _, o := range outputs {
+		out = append(out, o.Path)
+	}
+	return out
 }
 
 // LocalPath maps a data URI to this worker's path, through its copy of the
