@@ -21,8 +21,10 @@ func (c *checker) checkStep(pl *pipelineAST, steps map[string]*stepAST, s *stepA
 		if !comp.Inline {
 			decl = decls[in.Name]
 			if decl == nil {
-				c.errorf(in.Pos, withHint(fmt.Sprintf("the component declares %s", list(names(decls))), suggest(in.Name, names(decls))),
-					"step %q sets unknown input %q", s.Name, in.Name)
+				// Azure ML drops an input its component does not declare,
+				// with a warning; real examples rely on it.
+				c.warnf(in.Pos, withHint(fmt.Sprintf("the component declares %s; remove the line, or declare the input in the component", list(names(decls))), suggest(in.Name, names(decls))),
+					"step %q sets input %q, which its component does not declare: porch ignores it, as Azure ML does", s.Name, in.Name)
 				continue
 			}
 		}
