@@ -253,6 +253,28 @@ func TestParallelThresholds(t *testing.T) {
 	}
 }
 
+// TestAShortReturnUnderErrorThresholdMinusOneIsNoFailure: with
+// error_threshold: -1 (Azure ML's "do not check failed items", on which
+// the real 1a_oj_sales_prediction example relies), a run() that returns
+// fewer results than items succeeds, its rows are kept, and the step's
+// counts say how many items returned nothing.
+func TestAShortReturnUnderErrorThresholdMinusOneIsNoFailure(t *testing.T) {
+	h := newHarness(t)
+	files := append(names("f", 2), names("short", 4)...)
+	path, _ := parallelCase{files: files, settings: `    mini_batch_size: "2"
+    error_threshold: -1
+    mini_batch_error_threshold: 0
+    retry_settings:
+      max_retries: 0`}.write(t)
+	runID, err := h.run(compile(t, path, nil))
+	require.NoError(t, err)
+	out := h.localPath(fmt.Sprintf("azureml://datastores/workspaceblobstore/paths/azureml/%s/score/scores/parallel_run_step.txt", runID))
+	assert.Equal(t, []string{"f000.txt,0", "f001.txt,1"}, lines(t, out))
+	result, err := os.ReadFile(filepath.Join(h.stepLogs(runID), "job_result.txt"))
+	require.NoError(t, err)
+	assert.Contains(t, string(result), "succeeded: 3 of 3 mini-batches processed (3 succeeded, 0 failed); 6 items, 0 failed, 4 returned nothing (error_threshold: -1)")
+}
+
 func TestParallelRunTimeoutStopsTheMiniBatch(t *testing.T) {
 	h := newHarness(t)
 	path, state := parallelCase{files: []string{"a.txt", "slow.txt"}, settings: `    mini_batch_size: "1"

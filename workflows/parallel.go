@@ -348,6 +348,7 @@ func (r *parallelRun) ended(ctx workflow.Context, f workflow.Future) error {
 			st.Counters.Skipped++
 		}
 		st.Counters.Items += int64(res.Items)
+		st.Counters.ShortItems += int64(max(res.Items-res.Returned, 0))
 		r.sawNode(ctx, res.Node)
 		return nil
 	}

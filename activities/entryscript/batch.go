@@ -89,7 +89,7 @@ func (pr *process) finish(ctx context.Context, r Request, res Result, ev event) 
 	res.LoadElapsed = time.Duration(ev.Load * float64(time.Second))
 	res.Elapsed = time.Duration(ev.Run * float64(time.Second))
 	progress(r, "done")
-	if res.Returned < res.Items {
+	if res.Returned < res.Items && !r.AllowShort {
 		removeResult(r.ResultPath)
 		return res, &BatchError{Kind: KindShort, Items: res.Items, Returned: res.Returned, Process: pr.slot,
 			Message: fmt.Sprintf("run() returned %d results for %d items", res.Returned, res.Items)}

@@ -95,6 +95,10 @@ type Request struct {
 	LoadTimeout time.Duration
 	// RunTimeout bounds run() (retry_settings.timeout); 0 means none.
 	RunTimeout time.Duration
+	// AllowShort makes a run() that returns fewer results than items a
+	// success (error_threshold: -1, which Azure ML documents as not
+	// checking failed items): the result holds what it returned.
+	AllowShort bool
 	// ProgressTimeout is the longest time without a progress event from
 	// the driver (progress_update_timeout); 0 means none.
 	ProgressTimeout time.Duration

@@ -219,8 +219,8 @@ func writeResult(ctx context.Context, f parallelFolders, in FinishParallelInput)
 	c := in.Progress.Counters
 	var b strings.Builder
 	if in.Succeeded {
-		fmt.Fprintf(&b, "succeeded: %d of %d mini-batches processed (%d succeeded, %d failed); %d items, %d failed\n",
-			c.Processed(), c.Batches, c.Succeeded, c.Failed, c.Items, c.FailedItems)
+		fmt.Fprintf(&b, "succeeded: %d of %d mini-batches processed (%d succeeded, %d failed); %d items, %d failed%s\n",
+			c.Processed(), c.Batches, c.Succeeded, c.Failed, c.Items, c.FailedItems, c.shortNote())
 	} else {
 		fmt.Fprintf(&b, "failed: %s\n%d of %d mini-batches processed (%d succeeded, %d failed); %d items, %d failed\n",
 			in.Reason, c.Processed(), c.Batches, c.Succeeded, c.Failed, c.Items, c.FailedItems)

@@ -109,8 +109,8 @@ func ensureReport(f parallelFolders) error {
 
 // progressLine describes counters in one line.
 func progressLine(at time.Time, c ParallelCounters) string {
-	return fmt.Sprintf("%s  %d of %d mini-batches processed: %d succeeded, %d failed, %d running; %d items, %d failed",
-		at.UTC().Format("2006-01-02 15:04:05"), c.Processed(), c.Batches, c.Succeeded, c.Failed, c.Running, c.Items, c.FailedItems)
+	return fmt.Sprintf("%s  %d of %d mini-batches processed: %d succeeded, %d failed, %d running; %d items, %d failed%s",
+		at.UTC().Format("2006-01-02 15:04:05"), c.Processed(), c.Batches, c.Succeeded, c.Failed, c.Running, c.Items, c.FailedItems, c.shortNote())
 }
 
 // ReportParallelProgress appends a line to the step's

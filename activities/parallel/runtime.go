@@ -241,6 +241,7 @@ func (rt *parallelRuntime) request(b minibatch.Batch, attempt int32) (entryscrip
 		LoadTimeout:     time.Duration(p.TaskOverheadTimeoutSeconds) * time.Second,
 		RunTimeout:      time.Duration(p.Retry.TimeoutSeconds) * time.Second,
 		ProgressTimeout: time.Duration(p.ProgressUpdateTimeoutSeconds) * time.Second,
+		AllowShort:      p.ErrorThreshold < 0,
 	}
 	if b.Table != nil {
 		raw, err := json.Marshal(b.Table)

@@ -1,6 +1,7 @@
 package parallel
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/porch-pipelines/porch/activities/stepio"
@@ -151,6 +152,17 @@ type ParallelCounters struct {
 	Running     int   `json:"running"`
 	Items       int64 `json:"items"`
 	FailedItems int64 `json:"failed_items"`
+	// ShortItems are the items of succeeded mini-batches that run()
+	// returned nothing for, which error_threshold: -1 lets pass.
+	ShortItems int64 `json:"short_items,omitempty"`
+}
+
+// shortNote says how many items returned nothing, when any did.
+func (c ParallelCounters) shortNote() string {
+	if c.ShortItems == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", %d returned nothing (error_threshold: -1)", c.ShortItems)
 }
 
 // Processed is how many mini-batches have ended.
