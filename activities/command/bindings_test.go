@@ -55,7 +55,9 @@ func TestDownloadInputsOnALocalDatastoreAreCopies(t *testing.T) {
 			a, shared := nfsWorker(t)
 			res, err := a.RunCommand(context.Background(), changeStep("copy", mode))
 			require.NoError(t, err)
-			data, file := filepath.Join(res.WorkDir, ".porch-inputs", "data"), filepath.Join(res.WorkDir, ".porch-inputs", "file")
+			// A uri_file keeps its own name, in a folder of its own, as in
+			// Azure ML (a reader of data.csv.gz needs the extension).
+			data, file := filepath.Join(res.WorkDir, ".porch-inputs", "data"), filepath.Join(res.WorkDir, ".porch-inputs", "file", "one.csv")
 			assert.Equal(t, data+" "+file+"\n", readFile(t, filepath.Join(res.Outputs[0].Path, "paths")))
 
 			assert.Equal(t, "a.txt\n", readFile(t, filepath.Join(shared, "in", "a.txt")), "the source is unchanged")

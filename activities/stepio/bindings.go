@@ -153,19 +153,26 @@ func (h *Host) InputValue(ctx context.Context, step string, inp plan.Input, work
 
 // copyInput copies the local file or folder src of a download input into
 // the working folder work, at .porch-inputs/<input> as on s3, and returns
-// the copy's path. What the step does to its copy leaves src alone.
+// the copy's path. A file keeps its own name, in a folder of its own
+// (.porch-inputs/<input>/<file name>), as Azure ML downloads a uri_file:
+// a script reading data.csv.gz still sees the extension. What the step
+// does to its copy leaves src alone.
 func (h *Host) copyInput(step, name, src, work string) (string, error) {
-	dst := filepath.Join(work, ".porch-inputs", name)
-	if err := os.RemoveAll(dst); err != nil {
+	dir := filepath.Join(work, ".porch-inputs", name)
+	if err := os.RemoveAll(dir); err != nil {
 		return "", fmt.Errorf("step %q: input %q: clear the earlier copy: %w", step, name, err)
-	}
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		return "", fmt.Errorf("step %q: input %q: %w", step, name, err)
 	}
 	// The input itself may be a link (a folder on a mounted disk): its
 	// target is what is copied.
 	from, err := filepath.EvalSymlinks(src)
 	if err != nil {
+		return "", fmt.Errorf("step %q: input %q: %w", step, name, err)
+	}
+	dst := dir
+	if info, err := os.Stat(from); err == nil && info.Mode().IsRegular() {
+		dst = filepath.Join(dir, filepath.Base(src))
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return "", fmt.Errorf("step %q: input %q: %w", step, name, err)
 	}
 	copies := treeCopy{what: fmt.Sprintf("step %q: download input %q", step, name), skip: h.Home, follow: true}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"sync"
 
@@ -78,6 +79,11 @@ func (h *Host) downloadInput(ctx context.Context, step string, inp plan.Input, d
 	dst := filepath.Join(dir, ".porch-inputs", inp.Name)
 	if err := os.RemoveAll(dst); err != nil {
 		return "", err
+	}
+	if inp.Type == "uri_file" {
+		// The file keeps its own name, in a folder of its own, as
+		// copyInput keeps a local one's.
+		dst = filepath.Join(dst, path.Base(p))
 	}
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return "", err
