@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -16,6 +17,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/porch-pipelines/porch/activities/internal/testpython"
+	"github.com/porch-pipelines/porch/activities/metrics"
 	"github.com/porch-pipelines/porch/activities/stepio"
 	"github.com/porch-pipelines/porch/compiler/plan"
 )
@@ -39,6 +41,12 @@ def shutdown():
 // home. It returns the worker's activities, the plan and shutdown()'s log.
 func plannedEchoStep(t *testing.T, home string) (*Activities, ParallelPlan, string) {
 	t.Helper()
+	return plannedStep(t, home, echoScript)
+}
+
+// plannedStep is plannedEchoStep with script as the entry script.
+func plannedStep(t *testing.T, home, script string) (*Activities, ParallelPlan, string) {
+	t.Helper()
 	dir := t.TempDir()
 	data := filepath.Join(dir, "data")
 	require.NoError(t, os.MkdirAll(data, 0o755))
@@ -47,7 +55,7 @@ func plannedEchoStep(t *testing.T, home string) (*Activities, ParallelPlan, stri
 	}
 	code := filepath.Join(dir, "src")
 	require.NoError(t, os.MkdirAll(code, 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(code, "echo.py"), []byte(echoScript), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(code, "echo.py"), []byte(script), 0o644))
 	shutdownLog := filepath.Join(dir, "shutdown.log")
 
 	a := &Activities{Host: &stepio.Host{Home: home, Node: "n1"}, Python: testpython.Interpreter(t), IdleShutdown: 200 * time.Millisecond}
@@ -122,6 +130,43 @@ func TestMiniBatchesShareProcessesAndIdleOnesShutDown(t *testing.T) {
 		fmt.Fprintf(&want, "f%02d.txt\n", i)
 	}
 	assert.Equal(t, want.String(), string(got))
+}
+
+// mlflowScript imports mlflow at module level, as Azure's batch-scoring
+// examples do, and logs from run().
+const mlflowScript = `import os
+import mlflow
+
+def run(mini_batch):
+    mlflow.log_metric("x", 1)
+    return [os.path.basename(p) for p in mini_batch]
+`
+
+// TestEntryScriptsGetPorchsMlflow runs an entry script that imports mlflow
+// on a Python without one: porch's module is on its PYTHONPATH and what it
+// logs lands in the node's metrics file in the step's logs.
+func TestEntryScriptsGetPorchsMlflow(t *testing.T) {
+	a, p, _ := plannedStep(t, t.TempDir(), mlflowScript)
+	if out, err := exec.Command(a.Python, "-c", "import mlflow").CombinedOutput(); err == nil {
+		t.Skipf("%s has a real mlflow, which porch leaves in charge: %s", a.Python, out)
+	}
+	r, err := a.RunMiniBatch(context.Background(), MiniBatchInput{Ref: p.Ref, Index: 0})
+	require.NoError(t, err)
+	assert.Equal(t, 2, r.Returned)
+
+	f, err := a.parallelFolders(p.Ref)
+	require.NoError(t, err)
+	recs, _, err := metrics.Read(filepath.Join(f.logs, "user", "metrics", a.NodeName()+".jsonl"), 0, 1<<20)
+	require.NoError(t, err)
+	var got []metrics.Record
+	for _, r := range recs {
+		if r.Kind == metrics.KindMetric {
+			got = append(got, r)
+		}
+	}
+	require.Len(t, got, 1)
+	assert.Equal(t, "x", got[0].Key)
+	assert.Equal(t, 1.0, got[0].Value)
 }
 
 // TestAFullDiskDuringTheAppendLeavesNoTemporaryFile makes the append's

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/porch-pipelines/porch/activities/entryscript"
+	"github.com/porch-pipelines/porch/activities/metrics"
 	"github.com/porch-pipelines/porch/activities/minibatch"
 	"github.com/porch-pipelines/porch/activities/redact"
 	"github.com/porch-pipelines/porch/activities/stepio"
@@ -125,6 +126,7 @@ func (a *Activities) entryScriptOptions(ctx context.Context, rt *parallelRuntime
 	if idNote != "" {
 		rt.log(idNote)
 	}
+	env = a.withMlflow(rt, env)
 	cpus, limitEnv, note, release := a.Devices.LimitEntryScripts(p, spec.Plan.PerInstance)
 	rt.releaseDevices = release
 	if note != "" {
@@ -136,6 +138,34 @@ func (a *Activities) entryScriptOptions(ctx context.Context, rt *parallelRuntime
 		Tabular: spec.Plan.Tabular, OutputDir: filepath.Join(f.artifacts, "outputs"),
 		SecretVars: redact.Vars(p.Identity),
 	}, nil
+}
+
+// withMlflow gives entry scripts porch's mlflow module as command steps get
+// it: on PYTHONPATH when the worker's Python has no mlflow of its own, a real
+// one staying in charge. What the scripts log with it goes to this node's
+// logs/user/metrics/<node>.jsonl, one file a node so workers sharing the
+// logs through object storage do not overwrite each other's. Only scripts
+// that import mlflow need the module, so failing to provide it is a note in
+// the step's porch log, not a failed step.
+func (a *Activities) withMlflow(rt *parallelRuntime, env []string) []string {
+	python := a.Python
+	if python == "" {
+		python = "python3"
+	}
+	file := filepath.Join(rt.folders.logs, "user", "metrics", rt.node+".jsonl")
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		// mlflow calls must still succeed.
+		rt.log(fmt.Sprintf("porch: node %s: cannot create the entry scripts' metrics folder (%v): what they log with mlflow is dropped", rt.node, err))
+		file = os.DevNull
+	}
+	out, err := metrics.Extend(env, python, file, "")
+	switch {
+	case err != nil:
+		rt.log(fmt.Sprintf("porch: node %s: porch's mlflow module is not available to the entry scripts (%v): scripts that import mlflow fail unless %s has mlflow", rt.node, err, python))
+	case len(out) > len(env)+1:
+		rt.log(fmt.Sprintf("porch: node %s: %s has no mlflow: porch's mlflow module is on PYTHONPATH and records what the entry scripts log in %s", rt.node, python, file))
+	}
+	return out
 }
 
 // withoutSplitInput is the step's inputs with input_data, when it is on
