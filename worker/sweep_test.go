@@ -312,3 +312,18 @@ jobs:
 	assert.Zero(t, loss)
 	assert.Equal(t, "3", h.picked(runID), "each trial is a whole pipeline; the best one's output feeds the next step")
 }
+
+// TestASweepWhoseTrialsAllFailNamesTheirError: every trial fails the same
+// way (an unknown --quality): the sweep's failure names that error, not
+// only the missing primary metric.
+func TestASweepWhoseTrialsAllFailNamesTheirError(t *testing.T) {
+	h := newHarness(t)
+	path, _ := sweepCase{qualities: "[broken, wrong]", steps: 1, sleep: 0, sweep: `    sampling_algorithm: grid
+    limits:
+      max_total_trials: 2
+      max_concurrent_trials: 2`}.write(t)
+	_, err := h.run(compile(t, path, nil))
+	require.Error(t, err)
+	msg := workflows.ErrorMessage(err)
+	assert.Contains(t, msg, `no trial completed with primary metric "score" (2 failed): 2 of 2 failed trials ended with: command exited with code 1; see `)
+}

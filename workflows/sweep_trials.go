@@ -311,6 +311,12 @@ func (s *sweepRun) finish(ctx workflow.Context) (SweepStepResult, error) {
 		return SweepStepResult{}, err
 	}
 	if best < 0 {
+		if cause, n, failed := s.commonError(); n > 0 && workflow.GetVersion(ctx, sweepCauseChange, workflow.DefaultVersion, 1) == 1 {
+			// The trials' own failure says more than the missing metric.
+			return SweepStepResult{}, temporal.NewNonRetryableApplicationError(
+				fmt.Sprintf("no trial completed with primary metric %q (%s): %d of %d failed trials ended with: %s; see %s",
+					s.sw.Objective.PrimaryMetric, s.countStatuses(), n, failed, cause, csvPath), SweepFailedType, nil)
+		}
 		return SweepStepResult{}, temporal.NewNonRetryableApplicationError(
 			fmt.Sprintf("no trial completed with primary metric %q (%s): check that the trial logs it, with mlflow.log_metric(%q, value) or a line in $PORCH_METRICS_FILE; see %s",
 				s.sw.Objective.PrimaryMetric, s.countStatuses(), s.sw.Objective.PrimaryMetric, csvPath), SweepFailedType, nil)
@@ -323,6 +329,37 @@ func (s *sweepRun) finish(ctx workflow.Context) (SweepStepResult, error) {
 }
 
 // countStatuses is "3 completed, 2 failed" over the trials.
+// sweepCauseChange is the GetVersion id of a sweep none of whose trials
+// completed naming its failed trials' most common error (version 1),
+// asked only then.
+const sweepCauseChange = "sweep-failure-cause"
+
+// commonError is the most common first line of the failed trials' errors
+// (the earliest trial's on a tie), how many failed trials ended with it,
+// and how many failed.
+func (s *sweepRun) commonError() (string, int, int) {
+	var lines []string
+	counts := map[string]int{}
+	for _, t := range s.st.Trials {
+		if t.Status != TrialFailed || t.Error == "" {
+			continue
+		}
+		line, _, _ := strings.Cut(t.Error, "\n")
+		if counts[line] == 0 {
+			lines = append(lines, line)
+		}
+		counts[line]++
+	}
+	best, failed := "", 0
+	for _, l := range lines {
+		failed += counts[l]
+		if counts[l] > counts[best] {
+			best = l
+		}
+	}
+	return best, counts[best], failed
+}
+
 func (s *sweepRun) countStatuses() string {
 	order := []TrialStatus{TrialCompleted, TrialFailed, TrialEarlyTerminated, TrialCanceled, TrialRunning}
 	counts := map[TrialStatus]int{}
