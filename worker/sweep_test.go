@@ -322,8 +322,9 @@ func TestASweepWhoseTrialsAllFailNamesTheirError(t *testing.T) {
     limits:
       max_total_trials: 2
       max_concurrent_trials: 2`}.write(t)
-	_, err := h.run(compile(t, path, nil))
+	runID, err := h.run(compile(t, path, nil))
 	require.Error(t, err)
 	msg := workflows.ErrorMessage(err)
 	assert.Contains(t, msg, `no trial completed with primary metric "score" (2 failed): 2 of 2 failed trials ended with: command exited with code 1; see `)
+	record(t, "v2-sweep-failure-cause", runID)
 }
