@@ -41,10 +41,8 @@ func (r *parallelRun) finishHeartbeat(ctx workflow.Context) time.Duration {
 // left are those the mini-batch has not used on lost nodes.
 func (r *parallelRun) nodeBatch(ctx workflow.Context, i int) workflow.Context {
 	opts := workflow.GetActivityOptions(ctx)
-	policy := *opts.RetryPolicy
-	policy.NonRetryableErrorTypes = append(append([]string(nil), policy.NonRetryableErrorTypes...), heartbeatTimeoutType)
-	policy.MaximumAttempts = max(policy.MaximumAttempts-r.st.lostAttempts(i), 1)
-	opts.RetryPolicy = &policy
+	heartbeatComesBack(&opts)
+	opts.RetryPolicy.MaximumAttempts = max(opts.RetryPolicy.MaximumAttempts-r.st.lostAttempts(i), 1)
 	return workflow.WithActivityOptions(ctx, opts)
 }
 
@@ -71,21 +69,7 @@ func (r *parallelRun) lostWorker(ctx workflow.Context, f workflow.Future, i int,
 }
 
 // lostAttempts is how many attempts mini-batch i lost with its worker.
-func (st *ParallelState) lostAttempts(i int) int32 {
-	for _, b := range st.Lost {
-		if b.Index == i {
-			return int32(b.Count)
-		}
-	}
-	return 0
-}
+func (st *ParallelState) lostAttempts(i int) int32 { return int32(countOf(st.Lost, i)) }
 
 // forgetLost drops the count of mini-batch i, which ended.
-func (st *ParallelState) forgetLost(i int) {
-	for k, b := range st.Lost {
-		if b.Index == i {
-			st.Lost = append(st.Lost[:k], st.Lost[k+1:]...)
-			return
-		}
-	}
-}
+func (st *ParallelState) forgetLost(i int) { st.Lost = dropCount(st.Lost, i) }

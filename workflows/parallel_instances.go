@@ -132,9 +132,7 @@ func (r *parallelRun) runOnInstances(ctx workflow.Context) batchOutcome {
 		if failover {
 			opts := workflow.GetActivityOptions(hctx)
 			opts.HeartbeatTimeout = r.heartbeat()
-			policy := *opts.RetryPolicy
-			policy.NonRetryableErrorTypes = []string{heartbeatTimeoutType}
-			opts.RetryPolicy = &policy
+			heartbeatComesBack(&opts)
 			hctx = workflow.WithActivityOptions(hctx, opts)
 		}
 		f := workflow.ExecuteActivity(hctx, spread.HoldInstanceName, spread.HoldInstanceInput{Slot: i})

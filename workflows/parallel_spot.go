@@ -1,6 +1,8 @@
 package workflows
 
 import (
+	"slices"
+
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/porch-pipelines/porch/compiler/plan"
@@ -39,10 +41,18 @@ func (r *parallelRun) spotBatch(ctx workflow.Context, i int) (workflow.Context, 
 	opts := workflow.GetActivityOptions(ctx)
 	opts.TaskQueue = r.queue()
 	opts.HeartbeatTimeout = min(opts.HeartbeatTimeout, spotHeartbeatTimeout)
+	heartbeatComesBack(&opts)
+	return workflow.WithActivityOptions(ctx, opts), true
+}
+
+// heartbeatComesBack makes a lost heartbeat end the activity rather than
+// be retried on the same queue, so that the workflow decides where it
+// runs next (a preempted spot worker, a lost node). It copies the retry
+// policy, which the options may share.
+func heartbeatComesBack(opts *workflow.ActivityOptions) {
 	policy := *opts.RetryPolicy
 	policy.NonRetryableErrorTypes = append(append([]string(nil), policy.NonRetryableErrorTypes...), heartbeatTimeoutType)
 	opts.RetryPolicy = &policy
-	return workflow.WithActivityOptions(ctx, opts), true
 }
 
 // preempted says whether mini-batch i, run on a spot worker, ended with
@@ -64,14 +74,7 @@ func (r *parallelRun) preempted(ctx workflow.Context, f workflow.Future, i int) 
 }
 
 // forget drops the count of mini-batch i, which ended.
-func (s *ParallelSpot) forget(i int) {
-	for k, b := range s.Batches {
-		if b.Index == i {
-			s.Batches = append(s.Batches[:k], s.Batches[k+1:]...)
-			return
-		}
-	}
-}
+func (s *ParallelSpot) forget(i int) { s.Batches = dropCount(s.Batches, i) }
 
 // nextPreempted takes a preempted mini-batch to run again.
 func (r *parallelRun) nextPreempted() (int, bool) {
@@ -91,14 +94,18 @@ type ParallelSpot struct {
 	Batches     []BatchCount `json:"batches,omitempty"`
 }
 
-// BatchCount is how often one mini-batch was preempted.
+// BatchCount is how often something happened to one mini-batch (it was
+// preempted, or lost its worker).
 type BatchCount struct {
 	Index int `json:"index"`
 	Count int `json:"count"`
 }
 
-func (s ParallelSpot) preemptions(i int) int {
-	for _, b := range s.Batches {
+func (s ParallelSpot) preemptions(i int) int { return countOf(s.Batches, i) }
+
+// countOf is mini-batch i's count in bs, 0 when it has none.
+func countOf(bs []BatchCount, i int) int {
+	for _, b := range bs {
 		if b.Index == i {
 			return b.Count
 		}
@@ -106,6 +113,12 @@ func (s ParallelSpot) preemptions(i int) int {
 	return 0
 }
 
+// dropCount removes mini-batch i's count from bs.
+func dropCount(bs []BatchCount, i int) []BatchCount {
+	return slices.DeleteFunc(bs, func(b BatchCount) bool { return b.Index == i })
+}
+
+// setCount sets mini-batch i's count in bs.
 func setCount(bs []BatchCount, i, n int) []BatchCount {
 	for k := range bs {
 		if bs[k].Index == i {

@@ -383,8 +383,5 @@ func (b *finishBeat) set(phase string, miniBatch int) {
 func (b *finishBeat) details() any {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return struct {
-		Phase     string `json:"phase"`
-		MiniBatch int    `json:"mini_batch,omitempty"`
-	}{b.phase, b.miniBatch}
+	return stepio.Beat{Phase: b.phase, MiniBatch: b.miniBatch}
 }

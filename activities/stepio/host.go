@@ -84,12 +84,14 @@ func Invalid(format string, args ...any) error {
 }
 
 // Beat is a heartbeat's details as Temporal's UI and CLI show them for a
-// pending activity: the phase a step is in and, while its processes run,
-// how much they have logged.
+// pending activity: the phase a step is in and, as the phase has them, how
+// much its processes have logged, the node it holds, the mini-batch it is
+// at.
 type Beat struct {
 	Phase       string `json:"phase"`
 	LoggedBytes int64  `json:"logged_bytes,omitempty"`
 	Node        string `json:"node,omitempty"`
+	MiniBatch   int    `json:"mini_batch,omitempty"`
 }
 
 // BeatWhile records a heartbeat with details() every heartbeat interval
