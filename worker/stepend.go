@@ -8,27 +8,15 @@ import (
 	enums "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/activity"
-	"go.temporal.io/sdk/client"
-	sdkworker "go.temporal.io/sdk/worker"
 
 	"github.com/porch-pipelines/porch/workflows"
 )
 
-// stepEnds reads who cancelled or terminated a step workflow from outside
-// porch (workflows.DescribeStepEndName, a local activity of the workflow
-// workers).
-type stepEnds struct {
-	client client.Client
-}
-
-func (s stepEnds) register(w sdkworker.Worker) {
-	w.RegisterActivityWithOptions(s.describe, activity.RegisterOptions{Name: workflows.DescribeStepEndName})
-}
-
-// describe reads the step workflow's history from its end back to the
+// stepEnd reads, for workflows.DescribeStepEndName, the step workflow's
+// history from its end back to the
 // request that ended it: a termination (its identity and reason) or a
 // cancellation request (its identity).
-func (s stepEnds) describe(ctx context.Context, workflowID string) (workflows.StepEnd, error) {
+func (s serverAsks) stepEnd(ctx context.Context, workflowID string) (workflows.StepEnd, error) {
 	ns := activity.GetInfo(ctx).WorkflowNamespace
 	var token []byte
 	for {

@@ -315,10 +315,8 @@ func (w *Worker) start(c client.Client, opts Options, q queue, acts, wfs bool) e
 	if wfs {
 		workflows.Register(sw)
 		(&serverlessChooser{client: c, catalog: opts.Catalog}).register(sw)
-		stepEnds{client: c}.register(sw)
-		quotaPools{client: c}.register(sw)
+		serverAsks{client: c}.register(sw)
 		w.porchStatus.register(sw)
-		pollerCheck{client: c}.register(sw)
 	}
 	if err := sw.Start(); err != nil {
 		w.Stop()
