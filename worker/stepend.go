@@ -13,9 +13,8 @@ import (
 )
 
 // stepEnd reads, for workflows.DescribeStepEndName, the step workflow's
-// history from its end back to the
-// request that ended it: a termination (its identity and reason) or a
-// cancellation request (its identity).
+// history from its end back to the request that ended it: a termination
+// (its identity and reason) or a cancellation request (its identity).
 func (s serverAsks) stepEnd(ctx context.Context, workflowID string) (workflows.StepEnd, error) {
 	ns := activity.GetInfo(ctx).WorkflowNamespace
 	var token []byte
