@@ -265,11 +265,17 @@ type resolved struct {
 	grace                                     time.Duration
 }
 
-func resolve(o Options) (*resolved, error) {
-	r := &resolved{Options: o, python: o.Python, node: o.Node, grace: o.KillGrace, logDir: o.LogDir}
-	if r.python == "" {
-		r.python = "python3"
+// Interpreter is the Python that Options.Python names: python3 on PATH
+// when it names none.
+func Interpreter(python string) string {
+	if python == "" {
+		return "python3"
 	}
+	return python
+}
+
+func resolve(o Options) (*resolved, error) {
+	r := &resolved{Options: o, python: Interpreter(o.Python), node: o.Node, grace: o.KillGrace, logDir: o.LogDir}
 	if r.grace <= 0 {
 		r.grace = defaultKillGrace
 	}

@@ -148,10 +148,7 @@ func (a *Activities) entryScriptOptions(ctx context.Context, rt *parallelRuntime
 // that import mlflow need the module, so failing to provide it is a note in
 // the step's porch log, not a failed step.
 func (a *Activities) withMlflow(rt *parallelRuntime, env []string) []string {
-	python := a.Python
-	if python == "" {
-		python = "python3"
-	}
+	python := entryscript.Interpreter(a.Python)
 	file := filepath.Join(rt.folders.logs, "user", "metrics", rt.node+".jsonl")
 	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
 		// mlflow calls must still succeed.
