@@ -106,6 +106,13 @@ func (a *Activities) Register(r worker.ActivityRegistry) {
 	a.sweep.Register(r)
 }
 
+// RegisterLocal registers the activities porch's workflows run as local
+// activities, for a worker that runs workflows without steps.
+func (a *Activities) RegisterLocal(r worker.ActivityRegistry) {
+	a.init()
+	a.sweep.RegisterLocal(r)
+}
+
 // NodeName names this worker in parallel steps' logs and in its own task
 // queue (parallel.NodeTaskQueue): Node, else the host name and the
 // process id.

@@ -314,6 +314,11 @@ func (w *Worker) start(c client.Client, opts Options, q queue, acts, wfs bool) e
 	}
 	if wfs {
 		workflows.Register(sw)
+		if !acts {
+			// A sweep samples its trials in a local activity: without it
+			// a workflows-only worker failed every sweep.
+			w.acts.RegisterLocal(sw)
+		}
 		(&serverlessChooser{client: c, catalog: opts.Catalog}).register(sw)
 		serverAsks{client: c}.register(sw)
 		w.porchStatus.register(sw)

@@ -29,10 +29,17 @@ type Activities struct {
 // Register registers the activities of sweep steps under their explicit
 // names.
 func (a *Activities) Register(r worker.ActivityRegistry) {
-	r.RegisterActivityWithOptions(a.SampleTrials, activity.RegisterOptions{Name: SampleTrialsName})
+	a.RegisterLocal(r)
 	r.RegisterActivityWithOptions(a.ReadTrialMetrics, activity.RegisterOptions{Name: ReadTrialMetricsName})
 	r.RegisterActivityWithOptions(a.FinishSweep, activity.RegisterOptions{Name: FinishSweepName})
 	r.RegisterActivityWithOptions(a.PublishSweepOutputs, activity.RegisterOptions{Name: PublishSweepOutputsName})
+}
+
+// RegisterLocal registers SampleTrials, which sweep workflows run as a
+// local activity: a worker that runs workflows needs it whether or not it
+// runs steps.
+func (a *Activities) RegisterLocal(r worker.ActivityRegistry) {
+	r.RegisterActivityWithOptions(a.SampleTrials, activity.RegisterOptions{Name: SampleTrialsName})
 }
 
 // Activity type names of sweep steps.
