@@ -1,5 +1,6 @@
-// Package s3test starts a real S3-compatible server on loopback for tests:
-// one server per test process, a fresh bucket per Start.
+// Package s3test starts a real S3-compatible server for tests (on loopback
+// unless ListenHost says otherwise): one server per test process, a fresh
+// bucket per Start.
 //
 // The server is MinIO by default; PORCH_S3_SERVER=versitygw runs the Versity
 // S3 Gateway (its posix backend) instead, to check porch against a second
@@ -48,6 +49,11 @@ const ServerEnv = "PORCH_S3_SERVER"
 // ErrNoServer is returned by NewBucket when the chosen server's binary is
 // not installed; its message says how to install it.
 var ErrNoServer = errors.New("no S3 server binary")
+
+// ListenHost is the address the server listens on. A test whose clients
+// live in other network namespaces sets it, before its first Start, to an
+// address they reach.
+var ListenHost = "127.0.0.1"
 
 var (
 	mu      sync.Mutex
@@ -118,7 +124,7 @@ func chosen() (kind, error) {
 	return k, nil
 }
 
-// Start returns a server on loopback, started on the first call, and a new
+// Start returns a server on ListenHost, started on the first call, and a new
 // empty bucket on it. It skips the test when the chosen server's binary is
 // not found, saying how to install it.
 func Start(t testing.TB) (endpoint, accessKey, secretKey, bucket string) {
@@ -235,7 +241,7 @@ var gopath = sync.OnceValue(func() string {
 	return string(bytes.TrimSpace(out))
 })
 
-// start launches the server on free loopback ports with random root
+// start launches the server on free ports of ListenHost with random root
 // credentials and waits until it serves requests.
 func start(k kind, bin string) (*server, error) {
 	dir, err := os.MkdirTemp("", "porch-"+k.name+"-")
@@ -313,14 +319,14 @@ func listening(client *http.Client, url string) bool {
 	return true
 }
 
-// freePorts returns n distinct loopback addresses no one listens on right
-// now. The listeners stay open until all are chosen, so no two are the same.
+// freePorts returns n distinct addresses of ListenHost no one listens on
+// right now. The listeners stay open until all are chosen, so no two are the same.
 func freePorts(n int) []string {
 	var addrs []string
 	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
+		l, err := net.Listen("tcp", net.JoinHostPort(ListenHost, "0"))
 		if err != nil {
-			addrs = append(addrs, "127.0.0.1:0")
+			addrs = append(addrs, net.JoinHostPort(ListenHost, "0"))
 			continue
 		}
 		defer l.Close()
