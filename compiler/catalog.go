@@ -263,7 +263,7 @@ func (l *lowerer) setAsset(decl *inputAST, typ, v, source string) plan.Value {
 	}
 	pos := plan.Pos{File: source}
 	if !catalogRef(v) {
-		summary, detail := foreignRef("data", v, "porch resolves local files, datastore, https and file URIs, and data assets registered with "+registerData)
+		summary, detail := foreignRef("data", v, readableData)
 		l.errorf(pos, detail, "--set inputs.%s: %s", decl.Name, summary)
 		return plan.Value{Kind: plan.ValueNone}
 	}

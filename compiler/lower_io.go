@@ -74,6 +74,10 @@ func (l *lowerer) setValue(decl *inputAST, typ, v, source string) plan.Value {
 		if remoteRef(v) {
 			return l.setAsset(decl, typ, v, source)
 		}
+		if summary, detail := unreadableURI("data", v); summary != "" {
+			l.errorf(plan.Pos{File: source}, detail, "--set inputs.%s: %s", decl.Name, summary)
+			return plan.Value{Kind: plan.ValueNone}
+		}
 		p := v
 		if !strings.Contains(v, "://") {
 			if abs, err := filepath.Abs(v); err == nil {
