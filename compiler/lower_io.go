@@ -114,7 +114,7 @@ func (l *lowerer) literalOrData(dir, typ string, v *valueAST) plan.Value {
 	if p == nil {
 		p = v.Lit
 	}
-	if a := findData(l.catalog, p.Value); a != nil {
+	if a, _ := findAsset(l.catalog, p.Value, orDefault(v.Type, typ)); a != nil {
 		return plan.Value{Kind: plan.ValueData, Data: assetData(*a, orDefault(v.Type, typ), v.Mode)}
 	}
 	return plan.Value{Kind: plan.ValueData, Data: &plan.Data{Type: orDefault(orDefault(v.Type, typ), "uri_folder"),
