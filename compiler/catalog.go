@@ -140,7 +140,7 @@ func findAsset(cat *plan.Catalog, ref, want string) (*plan.Asset, assetKind) {
 
 // missingAsset explains a reference the catalogue cannot resolve: which
 // names or versions are registered and how to register what is missing.
-// kind is "data asset" or "component"; names and versions are in
+// kind is "data asset", "model" or "component"; names and versions are in
 // registration order.
 func missingAsset(kind, register string, r assetRef, names []string, versions []string) (string, string) {
 	if len(versions) > 0 {
@@ -298,8 +298,8 @@ func (p *parser) catalogComponent(name string, v *yaml.Node, ref string) (*compo
 }
 
 // assetData is the data a registered data asset or model gives an input
-// of type typ:
-// the asset's path, typed as the input when it says more than the asset.
+// of type typ: the asset's path, typed as the input when it says more
+// than the asset.
 func assetData(a plan.Asset, typ, mode string) *plan.Data {
 	if typ == "" || isPrimitive(typ) {
 		typ = a.Type
