@@ -30,11 +30,6 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	f.server.register(cmd)
 }
 
-func (f *serverFlags) register(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&f.address, "address", "", "Temporal frontend host:port (default: $TEMPORAL_ADDRESS, then address: in $PORCH_HOME/config.yaml)")
-	cmd.Flags().StringVar(&f.namespace, "namespace", "", "Temporal namespace (default: $TEMPORAL_NAMESPACE, then config.yaml, then \"default\")")
-}
-
 func (a *app) runCommand(use string) *cobra.Command {
 	var f runFlags
 	cmd := &cobra.Command{
