@@ -51,6 +51,9 @@ type settings struct {
 	conn envconfig.ClientConfigProfile
 	// from says where each connection setting came from, for messages.
 	from origins
+	// profile is the Temporal client profile asked for by name, "" for
+	// none (the "default" one applies unasked).
+	profile string
 }
 
 // resolveHome returns PORCH_HOME, else ~/.porch.
@@ -78,7 +81,7 @@ func resolveSettings(getenv func(string) string, flags serverFlags) (settings, e
 	if err != nil {
 		return settings{}, err
 	}
-	prof, from, err := loadProfile(getenv, flags.profile)
+	prof, from, named, err := loadProfile(getenv, flags.profile)
 	if err != nil {
 		return settings{}, err
 	}
@@ -86,7 +89,7 @@ func resolveSettings(getenv func(string) string, flags serverFlags) (settings, e
 		return settings{}, err
 	}
 	flags.apply(&prof, from)
-	s := settings{Home: home, Address: prof.Address, Namespace: prof.Namespace, conn: prof, from: from}
+	s := settings{Home: home, Address: prof.Address, Namespace: prof.Namespace, conn: prof, from: from, profile: named}
 	if s.Address == "" && cfg.Address != "" {
 		s.Address, from[setAddress.flag] = cfg.Address, cfgPath
 	}
@@ -102,7 +105,7 @@ func resolveSettings(getenv func(string) string, flags serverFlags) (settings, e
 // variables say.
 func (s settings) local(addr, from string) settings {
 	s.Address, s.AddressFrom = addr, from
-	s.conn = envconfig.ClientConfigProfile{}
+	s.conn, s.profile = envconfig.ClientConfigProfile{}, ""
 	s.from = origins{setAddress.flag: from}
 	return s
 }

@@ -100,8 +100,8 @@ func profileOrigin(key, name, file string) string {
 // loadProfile reads the client profile the flag, else TEMPORAL_PROFILE,
 // names (else "default") from Temporal's TOML file, as the temporal CLI
 // does. A missing file, or a missing "default" profile, is an empty
-// profile; a profile asked for by name must exist.
-func loadProfile(getenv func(string) string, flag string) (envconfig.ClientConfigProfile, origins, error) {
+// profile; a profile asked for by name must exist, and named is its name.
+func loadProfile(getenv func(string) string, flag string) (prof envconfig.ClientConfigProfile, o origins, named string, err error) {
 	name, from := flag, "--profile"
 	if name == "" {
 		name, from = getenv(envProfile), envProfile
@@ -110,30 +110,31 @@ func loadProfile(getenv func(string) string, flag string) (envconfig.ClientConfi
 	if file == "" {
 		file = envconfig.DefaultConfigFilePath()
 	}
-	var prof envconfig.ClientConfigProfile
-	o := origins{}
+	o = origins{}
 	conf, err := envconfig.LoadClientConfig(envconfig.LoadClientConfigOptions{ConfigFilePath: file, EnvLookup: envLookup(getenv)})
 	if err != nil {
-		return prof, o, fmt.Errorf("temporal client config %s: %v", file, err)
+		return prof, o, "", fmt.Errorf("temporal client config %s: %v", file, err)
 	}
 	if name == "" {
 		name = envconfig.DefaultConfigFileProfile
 		if conf.Profiles[name] == nil {
-			return prof, o, nil
+			return prof, o, "", nil
 		}
+	} else {
+		named = name
 	}
 	p := conf.Profiles[name]
 	if p == nil {
 		have := slices.Sorted(maps.Keys(conf.Profiles))
 		if len(have) == 0 {
-			return prof, o, fmt.Errorf("profile %q (from %s): %s has no profiles: add [profile.%s] to it, or set %s "+
+			return prof, o, "", fmt.Errorf("profile %q (from %s): %s has no profiles: add [profile.%s] to it, or set %s "+
 				"to the file that has it", name, from, file, name, envConfigFile)
 		}
-		return prof, o, fmt.Errorf("profile %q (from %s) is not in %s, which has %s", name, from, file, strings.Join(have, ", "))
+		return prof, o, "", fmt.Errorf("profile %q (from %s) is not in %s, which has %s", name, from, file, strings.Join(have, ", "))
 	}
 	prof = *p
 	mark(o, &prof, func(s setting) string { return profileOrigin(s.key, name, file) })
-	return prof, o, nil
+	return prof, o, named, nil
 }
 
 // mark records origin(s) for every setting p holds.
@@ -226,3 +227,29 @@ func (e envLookup) LookupEnv(k string) (string, bool) {
 }
 
 func (e envLookup) Environ() []string { return nil }
+
+// connectFlags are the flags that connect a porch command to the server
+// of s as this one connects, for the commands that hints print: the named
+// profile, --address unless that profile gave it, and the TLS flags this
+// command was given. Never --api-key: porch prints no secret.
+func (s settings) connectFlags() string {
+	var out []string
+	if s.profile != "" {
+		out = append(out, "--profile", s.profile)
+	}
+	if s.profile == "" || !strings.HasPrefix(s.from.of(setAddress), setAddress.key+" of profile ") {
+		out = append(out, "--address", s.Address)
+	}
+	if t := s.conn.TLS; t != nil {
+		for _, f := range []struct {
+			set   setting
+			value string
+		}{{setTLS, strconv.FormatBool(!t.Disabled)}, {setCert, t.ClientCertPath}, {setKey, t.ClientKeyPath},
+			{setCA, t.ServerCACertPath}, {setServerName, t.ServerName}} {
+			if s.from.of(f.set) == f.set.flag {
+				out = append(out, f.set.flag+"="+f.value)
+			}
+		}
+	}
+	return strings.Join(out, " ")
+}

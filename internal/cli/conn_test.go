@@ -171,3 +171,26 @@ func TestServerFlagsParse(t *testing.T) {
 	assert.Equal(t, optionalBool{set: true, value: false}, f.tls)
 	assert.Error(t, cmd.ParseFlags([]string{"--tls=maybe"}))
 }
+
+func TestConnectFlags(t *testing.T) {
+	env, _, _ := profileEnv(t, "")
+	tests := []struct {
+		name  string
+		env   fakeEnv
+		flags serverFlags
+		want  string
+	}{
+		{"a named profile", env, serverFlags{profile: "prod"}, "--profile prod"},
+		{"a named profile and another address", env, serverFlags{profile: "prod", address: "h:1"}, "--profile prod --address h:1"},
+		{"the default profile applies unasked", env, serverFlags{}, "--address default-host:7233"},
+		{"TLS flags, never the API key", env, serverFlags{address: "h:1", tls: optionalBool{set: true, value: true},
+			tlsCA: "/ca.pem", apiKey: "sekret"}, "--address h:1 --tls=true --tls-ca-path=/ca.pem"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := resolveSettings(tt.env.get, tt.flags)
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, s.connectFlags())
+		})
+	}
+}
