@@ -81,7 +81,8 @@ func (a *app) serverSettings(flags serverFlags) (settings, error) {
 	st, ok := runningDev(s.Home)
 	if !ok {
 		return s, fmt.Errorf("%w: start one with `porch dev`, or give its address with --address, "+
-			"%s, or address: in %s", errNoServer, envAddress, filepath.Join(s.Home, "config.yaml"))
+			"%s, a profile of Temporal's client config (--profile), or address: in %s", errNoServer, envAddress,
+			filepath.Join(s.Home, "config.yaml"))
 	}
 	namespaceGiven := s.from.of(setNamespace) != ""
 	s = s.local(st.Address, "porch dev ("+devStatePath(s.Home)+")")

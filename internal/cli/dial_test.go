@@ -71,6 +71,13 @@ func TestDialMutualTLS(t *testing.T) {
 		})
 	}
 
+	t.Run("no TLS", func(t *testing.T) {
+		took, err := dial(t, nil, "")
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "a server with TLS needs --tls or a profile with tls settings")
+		assert.Less(t, took, 5*time.Second, "a server with TLS cuts a client without it short")
+	})
+
 	// The local address serves the same API without TLS.
 	s := settings{Address: srv.LocalAddress(), AddressFrom: "test", Namespace: "default"}
 	c, err := dialClient(context.Background(), s, sdkLogger(t.Output(), slog.LevelWarn))
