@@ -84,3 +84,34 @@ func TestDialMutualTLS(t *testing.T) {
 	require.NoError(t, err)
 	c.Close()
 }
+
+func TestDevTLSOptions(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, tlstest.Write(dir))
+	file := func(name string) string { return filepath.Join(dir, name) }
+	opts, err := devFlags{}.tlsOptions()
+	require.NoError(t, err)
+	assert.Nil(t, opts, "no TLS flags, no TLS")
+
+	opts, err = devFlags{tlsCert: file(tlstest.ServerCert), tlsKey: file(tlstest.ServerKey), tlsCA: file(tlstest.CA)}.tlsOptions()
+	require.NoError(t, err)
+	assert.Equal(t, &devserver.TLSOptions{CertFile: file(tlstest.ServerCert), KeyFile: file(tlstest.ServerKey),
+		ClientCAFile: file(tlstest.CA)}, opts)
+
+	for _, tt := range []struct {
+		flags devFlags
+		want  string
+	}{
+		{devFlags{tlsCA: file(tlstest.CA)}, "--tls-ca-path needs the server's certificate: add --tls-cert-path and --tls-key-path"},
+		{devFlags{tlsCert: file(tlstest.ServerCert)}, "TLS needs both the certificate and its key"},
+		{devFlags{tlsCert: file(tlstest.ServerCert), tlsKey: file(tlstest.ClientKey)}, "private key does not match public key"},
+		{devFlags{tlsCert: file(tlstest.ServerCert), tlsKey: file(tlstest.ServerKey), tlsCA: file(tlstest.ServerKey)},
+			"holds no PEM certificate"},
+	} {
+		_, err := tt.flags.tlsOptions()
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), tt.want)
+	}
+	assert.Error(t, checkDevIP("0.0.0.0", false))
+	assert.NoError(t, checkDevIP("0.0.0.0", true))
+}
