@@ -25,8 +25,14 @@ const (
 	tlsReplyWait = 3 * time.Second
 )
 
-// dialClient connects to the server s names, with its TLS and API key.
+// dialClient connects to the server s names, with its TLS and API key,
+// except at the local address of this home's porch dev, which has
+// neither (its fleet's workers, or a Temporal profile that applies unasked,
+// would otherwise bring them).
 func dialClient(ctx context.Context, s settings, logger sdklog.Logger) (client.Client, error) {
+	if st, ok := loadDevState(s.Home); ok && st.Address == s.Address {
+		s = s.local(s.Address, s.AddressFrom)
+	}
 	opts, err := clientOptions(s)
 	if err != nil {
 		return nil, err

@@ -115,3 +115,26 @@ func TestDevTLSOptions(t *testing.T) {
 	assert.Error(t, checkDevIP("0.0.0.0", false))
 	assert.NoError(t, checkDevIP("0.0.0.0", true))
 }
+
+// TestDialDevLocalAddress: porch dev's local address has no TLS, whatever
+// the variables or a profile say (porch dev's fleet workers inherit its
+// environment).
+func TestDialDevLocalAddress(t *testing.T) {
+	home := t.TempDir()
+	srv, err := devserver.Start(context.Background(), devserver.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { srv.Stop() })
+	env := fakeEnv{envHome: home, envConfigFile: filepath.Join(home, "absent.toml"), setCA.env: "/absent/ca.pem",
+		"TEMPORAL_API_KEY": "sekret"}
+	s, err := resolveSettings(env.get, serverFlags{address: srv.FrontendAddress()})
+	require.NoError(t, err)
+	_, err = dialClient(context.Background(), s, sdkLogger(t.Output(), slog.LevelWarn))
+	require.ErrorContains(t, err, "server CA certificate (TEMPORAL_TLS_SERVER_CA_CERT_PATH)")
+
+	remove, err := writeDevState(home, devState{Address: srv.LocalAddress(), PID: 1})
+	require.NoError(t, err)
+	defer remove()
+	c, err := dialClient(context.Background(), s, sdkLogger(t.Output(), slog.LevelWarn))
+	require.NoError(t, err)
+	c.Close()
+}
