@@ -154,6 +154,18 @@ func mark(o origins, p *envconfig.ClientConfigProfile, origin func(setting) stri
 			o[s.flag] = origin(s)
 		}
 	}
+	// PEM given in place of a path is named as it was given.
+	for _, d := range []struct {
+		s    setting
+		path string
+		data []byte
+	}{{setCert, t.ClientCertPath, t.ClientCertData}, {setKey, t.ClientKeyPath, t.ClientKeyData},
+		{setCA, t.ServerCACertPath, t.ServerCACertData}} {
+		if d.path == "" && len(d.data) > 0 {
+			d.s.key = strings.TrimSuffix(d.s.key, "_path") + "_data"
+			o[d.s.flag] = origin(d.s)
+		}
+	}
 }
 
 // applyEnv lays the TEMPORAL_* variables over p with envconfig, as the

@@ -125,6 +125,21 @@ func TestResolveSettingsTLSFromVariablesAndFlags(t *testing.T) {
 	assert.Equal(t, "porch dev", local.AddressFrom)
 }
 
+func TestResolveSettingsInlinePEM(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "temporal.toml")
+	require.NoError(t, os.WriteFile(file, []byte("[profile.p.tls]\nserver_ca_cert_data = \"PEM\"\n"), 0o644))
+	env := fakeEnv{envHome: t.TempDir(), envConfigFile: file}
+	s, err := resolveSettings(env.get, serverFlags{profile: "p"})
+	require.NoError(t, err)
+	assert.Equal(t, profileOrigin("tls.server_ca_cert_data", "p", file), s.from.of(setCA))
+
+	env["TEMPORAL_TLS_SERVER_CA_CERT_DATA"] = "PEM2"
+	s, err = resolveSettings(env.get, serverFlags{profile: "p"})
+	require.NoError(t, err)
+	assert.Equal(t, "TEMPORAL_TLS_SERVER_CA_CERT_DATA", s.from.of(setCA))
+	assert.Equal(t, "PEM2", string(s.conn.TLS.ServerCACertData))
+}
+
 func TestResolveSettingsNoAddressIsEmbedded(t *testing.T) {
 	// TLS settings without an address configure no server.
 	env := fakeEnv{envHome: t.TempDir(), envConfigFile: filepath.Join(t.TempDir(), "absent.toml"), setCA.env: "/ca.pem"}
