@@ -103,7 +103,7 @@ func (a *app) logFiles(ctx context.Context, w *stepWatcher, sess *session, runID
 	steps, err := w.snapshot(ctx, runID)
 	if err != nil {
 		return nil, fmt.Errorf("read the steps of run %s: %v: porch reads them from a worker running porch workflows "+
-			"(start one with: porch worker --address %s)", runID, err, sess.settings.Address)
+			"(start one with: porch worker %s)", runID, err, sess.settings.connectFlags())
 	}
 	var files []*logFile
 	var names []string

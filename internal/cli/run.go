@@ -30,18 +30,14 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	f.server.register(cmd)
 }
 
-func (f *serverFlags) register(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&f.address, "address", "", "Temporal frontend host:port (default: $TEMPORAL_ADDRESS, then address: in $PORCH_HOME/config.yaml)")
-	cmd.Flags().StringVar(&f.namespace, "namespace", "", "Temporal namespace (default: $TEMPORAL_NAMESPACE, then config.yaml, then \"default\")")
-}
-
 func (a *app) runCommand(use string) *cobra.Command {
 	var f runFlags
 	cmd := &cobra.Command{
 		Use:   use,
 		Short: "Compile a pipeline job YAML file, run it and watch it",
 		Long: "Compile a pipeline job YAML file, run it and watch its steps.\n\n" +
-			"With no server configured (--address, $TEMPORAL_ADDRESS, address: in $PORCH_HOME/config.yaml)\n" +
+			"With no server configured (--address, $TEMPORAL_ADDRESS, the address of a Temporal client profile,\n" +
+			"address: in $PORCH_HOME/config.yaml)\n" +
 			"porch starts an embedded Temporal server and a worker for the run, and stops them at the end.",
 		Args: exactArgs(1, "one pipeline YAML file"),
 		RunE: func(cmd *cobra.Command, args []string) error {
