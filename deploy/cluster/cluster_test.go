@@ -22,9 +22,6 @@ import (
 	"github.com/porch-pipelines/porch/compiler/plan"
 )
 
-// mtls: TEMPORARY until h15-conn lands (porch's --tls-* flags).
-const mtls = false
-
 // cluster is everything TestCluster started.
 type cluster struct {
 	t       *testing.T
@@ -97,16 +94,13 @@ func (c *cluster) startServer(dbs databases) {
 	c.pki = newPKI(t)
 	dynamic, err := filepath.Abs(filepath.Join("..", "compose", "dynamicconfig", "porch.yaml"))
 	require.NoError(t, err)
-	o := serverOptions{Databases: dbs, FrontendIP: c.net.HostIP(), DynamicConfig: dynamic}
-	if mtls {
-		client := c.pki.client("porch")
-		c.host = c.pki.clientTLS(client)
-		c.conn = []string{"--tls-cert-path", client.Cert, "--tls-key-path", client.Key,
-			"--tls-ca-path", c.pki.CAFile, "--tls-server-name", serverName}
-		o.FrontendCert, o.ClientCA = c.pki.server(c.net.HostIP()), c.pki.CAFile
-		o.SystemWorker = c.pki.client("temporal-system-worker")
-	}
-	c.server = newTemporalServer(t, c.bins.Server, o)
+	client := c.pki.client("porch")
+	c.host = c.pki.clientTLS(client)
+	c.conn = []string{"--tls-cert-path", client.Cert, "--tls-key-path", client.Key,
+		"--tls-ca-path", c.pki.CAFile, "--tls-server-name", serverName}
+	c.server = newTemporalServer(t, c.bins.Server, serverOptions{Databases: dbs, FrontendIP: c.net.HostIP(),
+		DynamicConfig: dynamic, FrontendCert: c.pki.server(c.net.HostIP()), ClientCA: c.pki.CAFile,
+		SystemWorker: c.pki.client("temporal-system-worker")})
 	start := time.Now()
 	c.server.start(c.host)
 	t.Logf("temporal server up at %s in %s", c.server.Address, time.Since(start).Round(100*time.Millisecond))

@@ -100,13 +100,11 @@ func newTemporalServer(t *testing.T, bin string, o serverOptions) *temporalServe
 		"WORKER_GRPC_PORT="+strconv.Itoa(ports[6]), "WORKER_MEMBERSHIP_PORT="+strconv.Itoa(ports[7]),
 		"NUM_HISTORY_SHARDS=4", "LOG_LEVEL=warn", "DYNAMIC_CONFIG_FILE_PATH="+o.DynamicConfig,
 	)
-	if o.FrontendCert.Cert != "" {
-		s.env = append(s.env,
-			"TEMPORAL_TLS_FRONTEND_CERT="+o.FrontendCert.Cert, "TEMPORAL_TLS_FRONTEND_KEY="+o.FrontendCert.Key,
-			"TEMPORAL_TLS_CLIENT_CA_CERT="+o.ClientCA, "TEMPORAL_TLS_SERVER_CA_CERT="+o.ClientCA,
-			"TEMPORAL_TLS_FRONTEND_SERVER_NAME="+serverName,
-			"TEMPORAL_TLS_SYSTEM_WORKER_CERT="+o.SystemWorker.Cert, "TEMPORAL_TLS_SYSTEM_WORKER_KEY="+o.SystemWorker.Key)
-	}
+	s.env = append(s.env,
+		"TEMPORAL_TLS_FRONTEND_CERT="+o.FrontendCert.Cert, "TEMPORAL_TLS_FRONTEND_KEY="+o.FrontendCert.Key,
+		"TEMPORAL_TLS_CLIENT_CA_CERT="+o.ClientCA, "TEMPORAL_TLS_SERVER_CA_CERT="+o.ClientCA,
+		"TEMPORAL_TLS_FRONTEND_SERVER_NAME="+serverName,
+		"TEMPORAL_TLS_SYSTEM_WORKER_CERT="+o.SystemWorker.Cert, "TEMPORAL_TLS_SYSTEM_WORKER_KEY="+o.SystemWorker.Key)
 	var err error
 	s.log, err = os.Create(filepath.Join(t.TempDir(), "temporal-server.log"))
 	require.NoError(t, err)
