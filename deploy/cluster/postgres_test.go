@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"os/exec"
+	"strings"
 	"testing"
 	"time"
 )
@@ -26,7 +27,7 @@ func needPostgres(t *testing.T) {
 		t.Skipf("the cluster test runs Temporal on PostgreSQL at %s:%s: pg_isready is not installed (install postgresql-client)", pgHost, pgPort)
 	}
 	if out, err := exec.Command("pg_isready", "-h", pgHost, "-p", pgPort, "-t", "3").CombinedOutput(); err != nil {
-		t.Skipf("the cluster test runs Temporal on PostgreSQL: none answers at %s:%s (pg_isready: %s)", pgHost, pgPort, out)
+		t.Skipf("the cluster test runs Temporal on PostgreSQL: none answers at %s:%s (pg_isready: %s)", pgHost, pgPort, strings.TrimSpace(string(out)))
 	}
 }
 

@@ -86,7 +86,7 @@ type serverOptions struct {
 // start runs it.
 func newTemporalServer(t *testing.T, bin string, o serverOptions) *temporalServer {
 	t.Helper()
-	ports := freePorts(t, "127.0.0.1", 8)
+	ports := freePorts(t, "127.0.0.1", 9)
 	frontend := freePorts(t, o.FrontendIP, 1)[0]
 	s := &temporalServer{t: t, bin: bin, Address: net.JoinHostPort(o.FrontendIP, strconv.Itoa(frontend))}
 	s.env = append(os.Environ(),
@@ -98,6 +98,7 @@ func newTemporalServer(t *testing.T, bin string, o serverOptions) *temporalServe
 		"HISTORY_GRPC_PORT="+strconv.Itoa(ports[2]), "HISTORY_MEMBERSHIP_PORT="+strconv.Itoa(ports[3]),
 		"MATCHING_GRPC_PORT="+strconv.Itoa(ports[4]), "MATCHING_MEMBERSHIP_PORT="+strconv.Itoa(ports[5]),
 		"WORKER_GRPC_PORT="+strconv.Itoa(ports[6]), "WORKER_MEMBERSHIP_PORT="+strconv.Itoa(ports[7]),
+		"PROMETHEUS_ENDPOINT=127.0.0.1:"+strconv.Itoa(ports[8]),
 		"NUM_HISTORY_SHARDS=4", "LOG_LEVEL=warn", "DYNAMIC_CONFIG_FILE_PATH="+o.DynamicConfig,
 	)
 	s.env = append(s.env,
