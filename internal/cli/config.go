@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"go.temporal.io/sdk/client"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/porch-pipelines/porch/internal/userfile"
@@ -42,6 +43,9 @@ type settings struct {
 	// AddressFrom says where Address came from, for messages.
 	AddressFrom string
 	Namespace   string
+	// Metrics is the client's metrics handler (--metrics-address); nil
+	// records none.
+	Metrics client.MetricsHandler
 }
 
 // serverFlags are the --address and --namespace flags.

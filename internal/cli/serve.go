@@ -23,9 +23,12 @@ import (
 // devFlags are the flags of `porch dev`.
 type devFlags struct {
 	db, ip, namespace string
-	port, uiPort      int
-	computes          []string
-	fleet, insecure   bool
+	// metrics and serverMetrics are the worker's and the server's
+	// metrics addresses.
+	metrics, serverMetrics string
+	port, uiPort           int
+	computes               []string
+	fleet, insecure        bool
 }
 
 func (a *app) devCommand() *cobra.Command {
@@ -53,6 +56,10 @@ func (a *app) devCommand() *cobra.Command {
 	fl.IntVar(&f.uiPort, "ui-port", 8233, "web UI port; 0 for no UI")
 	fl.StringVar(&f.namespace, "namespace", defaultNamespace, "Temporal namespace, created when missing")
 	fl.StringArrayVar(&f.computes, "compute", nil, "also serve this compute's steps (repeatable)")
+	fl.StringVar(&f.metrics, "metrics-address", "", "serve the worker's Prometheus metrics at http://ADDRESS/metrics, with /healthz and /readyz, "+
+		"and the Temporal server's on the next port (host:port, such as 127.0.0.1:9464)")
+	fl.StringVar(&f.serverMetrics, "server-metrics-address", "", "serve the Temporal server's Prometheus metrics at http://ADDRESS/metrics "+
+		"(default with --metrics-address: its host, its port + 1)")
 	fl.BoolVar(&f.fleet, "fleet", true, "run a local fleet of workers for each amlcompute compute, scaled on its backlog")
 	return cmd
 }
@@ -82,9 +89,18 @@ func (a *app) runDev(ctx context.Context, f devFlags) error {
 	}
 	sess := &session{settings: settings{Home: home, Namespace: f.namespace}, closers: []io.Closer{serverLog, workerLog}}
 	defer sess.Close()
+	if f.serverMetrics, err = serverMetricsAddress(f.metrics, f.serverMetrics); err != nil {
+		return err
+	}
+	metrics, err := startMetrics(f.metrics)
+	if err != nil {
+		return err
+	}
+	defer metrics.close()
+	sess.settings.Metrics = metrics.handler()
 	sess.server, err = devserver.Start(ctx, devserver.Options{
 		DBFile: f.db, IP: f.ip, Insecure: f.insecure, Port: f.port, UIPort: f.uiPort, Namespace: f.namespace,
-		SearchAttributes: workflows.SearchAttributes(), LogWriter: serverLog,
+		SearchAttributes: workflows.SearchAttributes(), LogWriter: serverLog, MetricsAddress: f.serverMetrics,
 	})
 	if err != nil {
 		return fmt.Errorf("start the dev server: %v: is another server using port %d? choose others with --port "+
@@ -96,10 +112,12 @@ func (a *app) runDev(ctx context.Context, f devFlags) error {
 	}
 	computes := append([]string{""}, normaliseComputes(f.computes)...)
 	// GPU -1: the machine's GPUs, as nvidia-smi lists them.
-	opts := worker.Options{Home: home, Computes: computes, Workflows: true, Capacity: plan.ResourceList{GPU: -1}}
+	opts := worker.Options{Home: home, Computes: computes, Workflows: true, Capacity: plan.ResourceList{GPU: -1},
+		Metrics: metrics.handler()}
 	if sess.worker, err = worker.Start(sess.client, opts); err != nil {
 		return fmt.Errorf("start the worker: %v", err)
 	}
+	metrics.ready(sess.client)
 	removeState, err := writeDevState(home, devState{Address: sess.settings.Address, Namespace: f.namespace,
 		UI: sess.server.UIAddress(), PID: os.Getpid(), Python: a.getenv(envPython)})
 	if err != nil {
@@ -109,7 +127,7 @@ func (a *app) runDev(ctx context.Context, f devFlags) error {
 	var nodes *fleet.Fleet
 	if f.fleet {
 		nodes, err = fleet.Start(fleet.Options{Client: sess.client, Address: sess.settings.Address, Namespace: f.namespace,
-			Home: home, Skip: computes, Events: a.stdout})
+			Home: home, Skip: computes, Events: a.stdout, Metrics: metrics.handler()})
 		if err != nil {
 			return err
 		}
@@ -118,7 +136,12 @@ func (a *app) runDev(ctx context.Context, f devFlags) error {
 		fmt.Fprintf(a.stderr, "porch dev: warning: %s (--insecure)\n", devserver.InsecureWarning(f.ip))
 	}
 	a.printDevBanner(sess, f.db, nodes, serverLog.Name(), workerLog.Name())
+	if metrics != nil {
+		fmt.Fprintf(a.stdout, "  metrics:  worker http://%s/metrics (health: /healthz, /readyz), server http://%s/metrics\n",
+			metrics.addr(), f.serverMetrics)
+	}
 	<-ctx.Done()
+	metrics.stopping()
 	fmt.Fprintln(a.stdout, "porch dev: stopping")
 	if nodes != nil {
 		nodes.Stop()
@@ -170,7 +193,7 @@ func (a *app) workerCommand() *cobra.Command {
 	var flags serverFlags
 	var computes, instanceTypes []string
 	var withWorkflows bool
-	var python, node, advertise, labels, cpu, memory, statusFile string
+	var python, node, advertise, labels, cpu, memory, statusFile, metricsAddr string
 	var gpu int64
 	var slots int
 	var preemptible bool
@@ -220,7 +243,7 @@ func (a *app) workerCommand() *cobra.Command {
 				}
 				opts.Computes, opts.Workflows = []string{""}, true
 			}
-			return a.runWorker(cmd.Context(), flags, opts)
+			return a.runWorker(cmd.Context(), flags, opts, metricsAddr)
 		},
 	}
 	f := cmd.Flags()
@@ -236,6 +259,7 @@ func (a *app) workerCommand() *cobra.Command {
 	f.Int64Var(&gpu, "gpu", -1, "GPUs this worker offers (default: those nvidia-smi lists)")
 	f.IntVar(&slots, "slots", 0, "run at most this many activities (steps, mini-batches) at once on each amlcompute queue (default: no limit)")
 	f.StringVar(&statusFile, "status-file", "", "keep this file up to date with the worker's running activities (for porch dev's fleet)")
+	f.StringVar(&metricsAddr, "metrics-address", "", "serve Prometheus metrics at http://ADDRESS/metrics, and health at /healthz and /readyz (host:port, such as :9464)")
 	f.BoolVar(&preemptible, "preemptible", false, "run spot steps, and stop at once on SIGTERM like a spot VM (default: true on a low_priority amlcompute)")
 	flags.register(cmd)
 	return cmd
@@ -286,12 +310,18 @@ func errOrZero(err error) error {
 	return err
 }
 
-func (a *app) runWorker(ctx context.Context, flags serverFlags, opts worker.Options) error {
+func (a *app) runWorker(ctx context.Context, flags serverFlags, opts worker.Options, metricsAddr string) error {
 	s, err := a.serverSettings(flags)
 	if err != nil {
 		return err
 	}
 	opts.Home = s.Home
+	metrics, err := startMetrics(metricsAddr)
+	if err != nil {
+		return err
+	}
+	defer metrics.close()
+	s.Metrics, opts.Metrics = metrics.handler(), metrics.handler()
 	c, err := dialClient(ctx, s, sdkLogger(a.stderr, slog.LevelInfo))
 	if err != nil {
 		return err
@@ -301,6 +331,7 @@ func (a *app) runWorker(ctx context.Context, flags serverFlags, opts worker.Opti
 	if err != nil {
 		return fmt.Errorf("start the worker: %v", err)
 	}
+	metrics.ready(c)
 	what := "steps on task queues " + strings.Join(w.Queues(), ", ")
 	if opts.Workflows {
 		what = "porch workflows and " + what
@@ -311,7 +342,11 @@ func (a *app) runWorker(ctx context.Context, flags serverFlags, opts worker.Opti
 		node += " (preemptible: spot steps; stops at once on SIGTERM)"
 	}
 	fmt.Fprintf(a.stdout, "porch worker: node %s\n", node)
+	if metrics != nil {
+		fmt.Fprintf(a.stdout, "porch worker: metrics at http://%s/metrics, health at /healthz and /readyz\n", metrics.addr())
+	}
 	<-ctx.Done()
+	metrics.stopping()
 	if w.Preemptible() {
 		fmt.Fprintln(a.stdout, "porch worker: preempted: stopping at once; running steps fail over by heartbeat timeout and retry elsewhere")
 		w.Preempt()

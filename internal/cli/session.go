@@ -178,7 +178,7 @@ func (a *app) dial(ctx context.Context, s settings) (*session, error) {
 func dialClient(ctx context.Context, s settings, logger sdklog.Logger) (client.Client, error) {
 	ctx, cancel := context.WithTimeout(ctx, dialTimeout)
 	defer cancel()
-	c, err := client.DialContext(ctx, client.Options{HostPort: s.Address, Namespace: s.Namespace, Logger: logger})
+	c, err := client.DialContext(ctx, client.Options{HostPort: s.Address, Namespace: s.Namespace, Logger: logger, MetricsHandler: s.Metrics})
 	if err != nil {
 		return nil, fmt.Errorf("cannot reach the temporal server at %s (from %s): %v: check the address, "+
 			"or start a server with `porch dev`", s.Address, s.AddressFrom, err)

@@ -47,6 +47,10 @@ type Options struct {
 	SearchAttributes map[string]enumspb.IndexedValueType
 	LogWriter        io.Writer // server logs (warn and above by default); nil = discard
 	LogLevel         string    // debug, info, warn (default), error or none
+	// MetricsAddress is the host:port where the server serves its own
+	// Prometheus metrics at /metrics (Global.Metrics in its config);
+	// "" serves none.
+	MetricsAddress string
 
 	// untuned keeps Temporal's default dynamic config: the baseline for
 	// BenchmarkActivityChain.
@@ -95,6 +99,12 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if opts.Port != 0 {
 		if err := checkPortFree(opts.IP, opts.Port); err != nil {
 			return nil, fmt.Errorf("embedded temporal: frontend: %w", err)
+		}
+	}
+	if opts.MetricsAddress != "" {
+		// The server's metrics listener only logs a failure to listen.
+		if err := checkAddressFree(opts.MetricsAddress); err != nil {
+			return nil, fmt.Errorf("embedded temporal: metrics: %w", err)
 		}
 	}
 	p, err := allocatePorts(opts.IP, opts.Port)
