@@ -222,3 +222,31 @@ func with(labels map[string]string, name, value string) map[string]string {
 	}
 	return out
 }
+
+// TestServerMetricsAddress checks where porch dev's server serves its
+// metrics: given, the next port, a free one for port 0, or none.
+func TestServerMetricsAddress(t *testing.T) {
+	for _, c := range []struct{ worker, given, want, err string }{
+		{"127.0.0.1:9464", "", "127.0.0.1:9465", ""},
+		{":9464", "", ":9465", ""},
+		{"127.0.0.1:9464", "127.0.0.1:9999", "127.0.0.1:9999", ""},
+		{"", "", "", ""},
+		{"9464", "", "", `--metrics-address "9464" is not host:port`},
+		{"host:x", "", "", `port "x" is not a number`},
+	} {
+		got, err := serverMetricsAddress(c.worker, c.given)
+		if c.err != "" {
+			require.Error(t, err, c.worker)
+			assert.Contains(t, err.Error(), c.err)
+			continue
+		}
+		require.NoError(t, err)
+		assert.Equal(t, c.want, got, c.worker)
+	}
+	got, err := serverMetricsAddress("127.0.0.1:0", "")
+	require.NoError(t, err)
+	host, port, err := net.SplitHostPort(got)
+	require.NoError(t, err)
+	assert.Equal(t, "127.0.0.1", host)
+	assert.NotEqual(t, "0", port)
+}
