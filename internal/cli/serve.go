@@ -135,11 +135,12 @@ func (a *app) runDev(ctx context.Context, f devFlags) error {
 	if !isLoopbackIP(f.ip) {
 		fmt.Fprintf(a.stderr, "porch dev: warning: %s (--insecure)\n", devserver.InsecureWarning(f.ip))
 	}
-	a.printDevBanner(sess, f.db, nodes, serverLog.Name(), workerLog.Name())
+	var metricsLine string
 	if metrics != nil {
-		fmt.Fprintf(a.stdout, "  metrics:  worker http://%s/metrics (health: /healthz, /readyz), server http://%s/metrics\n",
+		metricsLine = fmt.Sprintf("worker http://%s/metrics (health: /healthz, /readyz), server http://%s/metrics",
 			metrics.addr(), f.serverMetrics)
 	}
+	a.printDevBanner(sess, f.db, nodes, metricsLine, serverLog.Name(), workerLog.Name())
 	<-ctx.Done()
 	metrics.stopping()
 	fmt.Fprintln(a.stdout, "porch dev: stopping")
@@ -169,7 +170,7 @@ func isLoopbackIP(ip string) bool {
 	return parsed != nil && parsed.IsLoopback()
 }
 
-func (a *app) printDevBanner(sess *session, db string, nodes *fleet.Fleet, logs ...string) {
+func (a *app) printDevBanner(sess *session, db string, nodes *fleet.Fleet, metrics string, logs ...string) {
 	addr := sess.settings.Address
 	w := a.stdout
 	fmt.Fprintf(w, "porch dev: temporal server at %s, namespace %s\n", addr, sess.settings.Namespace)
@@ -182,6 +183,9 @@ func (a *app) printDevBanner(sess *session, db string, nodes *fleet.Fleet, logs 
 		fmt.Fprintf(w, "  fleet:    on: workers for amlcompute computes, started on demand (logs: %s)\n", nodes.Dir())
 	}
 	fmt.Fprintf(w, "  logs:     %s\n", strings.Join(logs, ", "))
+	if metrics != "" {
+		fmt.Fprintf(w, "  metrics:  %s\n", metrics)
+	}
 	fmt.Fprintf(w, "run a pipeline:  porch run --address %s FILE\n", addr)
 	fmt.Fprintf(w, "                 (porch job list/show/logs/cancel find this server without --address)\n")
 	fmt.Fprintf(w, "temporal CLI:    temporal workflow list --address %s --namespace %s\n", addr, sess.settings.Namespace)
