@@ -41,9 +41,10 @@ type cluster struct {
 // workers in network namespaces of their own that reach it only with mTLS
 // and share a MinIO datastore. One pipeline with command, parallel and
 // sweep steps runs through it three times: once undisturbed beside the
-// same pipeline on the embedded server (the README's figures), and once
-// while one worker is cut off mid parallel step and the server is killed
-// with SIGKILL and restarted on the same database.
+// same pipeline on the embedded server (the README's figures), with the
+// workers' /metrics scraped after it, and once while one worker is cut off
+// mid parallel step and the server is killed with SIGKILL and restarted on
+// the same database.
 func TestCluster(t *testing.T) {
 	needPostgres(t)
 	python := needPython(t)
@@ -79,6 +80,7 @@ func TestCluster(t *testing.T) {
 	t.Logf("cluster ready in %s", time.Since(started).Round(100*time.Millisecond))
 
 	clusterRate := c.measure(c.server.Address, c.conn, c.host)
+	c.checkMetrics()
 	embeddedRate := c.measureEmbedded(python)
 	t.Logf("throughput, 3 workers on the cluster: %s", clusterRate)
 	t.Logf("throughput, the embedded server (porch dev): %s", embeddedRate)

@@ -37,7 +37,8 @@ func startWorker(t *testing.T, s workerSetup, node *netNode, name string, args .
 	w.log = filepath.Join(w.Home, "worker.log")
 	f, err := os.Create(w.log)
 	require.NoError(t, err)
-	argv := append([]string{"worker", "--address", s.Address, "--node", name}, s.Conn...)
+	argv := append([]string{"worker", "--address", s.Address, "--node", name,
+		"--metrics-address", node.ip + ":" + metricsPort}, s.Conn...)
 	w.cmd = node.command(s.Porch, append(argv, args...)...)
 	w.cmd.Env = append(os.Environ(), append(s.Env, "PORCH_HOME="+w.Home, "PORCH_PYTHON="+s.Python,
 		// The entry script and trials say which worker ran them.
