@@ -20,6 +20,7 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/porch-pipelines/porch/workflows"
@@ -205,6 +206,18 @@ func prepareNamespace(t *testing.T, address string, tlsConfig *tls.Config) {
 			Namespace: "default", SearchAttributes: workflows.SearchAttributes()})
 		return err == nil
 	}, 30*time.Second, 250*time.Millisecond, "register porch's search attributes")
+	// The history service learns of them on its cache's next refresh: until
+	// then a start that sets one is refused. Probe with such a start.
+	probe := temporal.NewSearchAttributes(temporal.NewSearchAttributeKeyKeyword(workflows.AttrUser).ValueSet("probe"))
+	require.Eventually(t, func() bool {
+		run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "cluster-search-attribute-probe",
+			TaskQueue: "cluster-probe", TypedSearchAttributes: probe}, "Probe")
+		if err != nil {
+			return false
+		}
+		_ = c.TerminateWorkflow(ctx, run.GetID(), run.GetRunID(), "probe")
+		return true
+	}, 90*time.Second, 250*time.Millisecond, "the server accepts porch's search attributes")
 }
 
 // freePorts returns n ports of host no one listens on right now, below
