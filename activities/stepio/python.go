@@ -2,6 +2,7 @@ package stepio
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -45,6 +46,9 @@ func (h *Host) Python() StepPython {
 }
 
 func (h *Host) workerBin() string {
+	if h.Home == "" {
+		return ""
+	}
 	return filepath.Join(h.Home, "workers", h.NodeName(), "bin")
 }
 
@@ -74,7 +78,12 @@ func resolvePython(configured, bin string) StepPython {
 		}
 	}
 	sp := StepPython{Exe: exe, Bin: bin}
-	err = writeLauncher(bin, "python3", exe)
+	if bin == "" {
+		// No home to make launchers in (tests that run no step).
+		err = errors.New("the worker has no home folder")
+	} else {
+		err = writeLauncher(bin, "python3", exe)
+	}
 	if err == nil {
 		err = writeLauncher(bin, "python", python)
 	}
