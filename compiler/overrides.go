@@ -39,9 +39,8 @@ func setPos(key string) plan.Pos { return plan.Pos{File: setMark + key} }
 // applied to the YAML tree.
 func splitSets(set map[string]string) (inputs, tree map[string]string) {
 	for k, v := range set {
-		name, ok := strings.CutPrefix(k, "inputs.")
 		m := &tree
-		if ok && name != "" && !strings.Contains(name, ".") {
+		if path, ok := setPath(k); ok && len(path) == 2 && path[0] == "inputs" {
 			m = &inputs
 		}
 		if *m == nil {
@@ -52,33 +51,43 @@ func splitSets(set map[string]string) (inputs, tree map[string]string) {
 	return inputs, tree
 }
 
-// setKeyForm reports whether a --set key (split at dots) is one porch
-// accepts (SetForms).
-func setKeyForm(parts []string) bool {
+// setPath is the path of mapping keys a --set key names in the file, and
+// whether it is a form porch accepts (SetForms). Input and output names
+// may hold dots, as Azure ML allows: a last part that is a field name
+// (path, type, mode, value) is the field.
+func setPath(key string) ([]string, bool) {
+	parts := strings.Split(key, ".")
 	if slices.Contains(parts, "") {
-		return false
+		return nil, false
 	}
 	switch {
 	case len(parts) == 1:
-		return slices.Contains(setHeaderFields, parts[0])
+		return parts, slices.Contains(setHeaderFields, parts[0])
 	case parts[0] == "tags":
-		return true
+		return []string{"tags", strings.TrimPrefix(key, "tags.")}, true
 	case parts[0] == "settings":
-		return len(parts) == 2 && slices.Contains(setSettingFields, parts[1])
-	case parts[0] == "jobs":
-		return len(parts) == 3 && parts[2] == "compute" || len(parts) > 3 && ioSetForm(parts[2:])
+		return parts, len(parts) == 2 && slices.Contains(setSettingFields, parts[1])
+	case parts[0] == "jobs" && len(parts) == 3:
+		return parts, parts[2] == "compute"
+	case parts[0] == "jobs" && len(parts) > 3:
+		io, ok := ioSetPath(parts[2:])
+		return append(parts[:2:2], io...), ok
 	}
-	return ioSetForm(parts)
+	return ioSetPath(parts)
 }
 
-func ioSetForm(parts []string) bool {
-	switch parts[0] {
-	case "inputs":
-		return len(parts) == 2 || len(parts) == 3 && slices.Contains(setInputFields, parts[2])
-	case "outputs":
-		return len(parts) == 3 && slices.Contains(setOutputFields, parts[2])
+// ioSetPath is setPath for inputs.NAME[.FIELD] and outputs.NAME.FIELD.
+func ioSetPath(parts []string) ([]string, bool) {
+	n := len(parts)
+	fields := map[string][]string{"inputs": setInputFields, "outputs": setOutputFields}[parts[0]]
+	switch {
+	case fields == nil || n < 2:
+		return nil, false
+	case n >= 3 && slices.Contains(fields, parts[n-1]):
+		return []string{parts[0], strings.Join(parts[1:n-1], "."), parts[n-1]}, true
 	}
-	return false
+	// A whole input; an output is set field by field.
+	return []string{parts[0], strings.Join(parts[1:], ".")}, parts[0] == "inputs"
 }
 
 // applySets writes the --set overrides into a job file's top-level
@@ -87,11 +96,8 @@ func ioSetForm(parts []string) bool {
 // order, which puts a field after the input or output it changes.
 func (p *parser) applySets(name string, root *yaml.Node, set map[string]string) {
 	for _, key := range sortedKeys(set) {
-		parts := strings.Split(key, ".")
-		if parts[0] == "tags" {
-			parts = []string{"tags", strings.TrimPrefix(key, "tags.")}
-		}
-		if !setKeyForm(parts) {
+		parts, ok := setPath(key)
+		if !ok {
 			p.errorf(setPos(key), "porch accepts --set "+SetForms, "%q is not a key porch can set", key)
 			continue
 		}

@@ -146,6 +146,28 @@ func TestSetErrors(t *testing.T) {
 	assert.Equal(t, "--set jobs.trian.compute: error: the pipeline has no step \"trian\"\n", strings.SplitAfter(b.String(), "\n")[0])
 }
 
+// TestSetDottedNames: input names may hold dots, as Azure ML allows.
+func TestSetDottedNames(t *testing.T) {
+	read := memFS(map[string][]byte{"p.yml": []byte(`type: pipeline
+inputs:
+  data.train:
+    type: uri_folder
+    path: /a
+  lr.max: 1
+jobs:
+  a:
+    command: echo
+    inputs:
+      n.x: 1
+`)})
+	p, diags := Compile("p.yml", Options{ReadFile: read, Set: map[string]string{
+		"inputs.data.train.path": "/b", "inputs.lr.max": "2", "jobs.a.inputs.n.x": "3"}})
+	require.False(t, diags.HasErrors(), diags.Error())
+	assert.Equal(t, "/b", input(t, p.Pipeline.Inputs, "data.train").Value.Data.Path)
+	assert.Equal(t, "2", input(t, p.Pipeline.Inputs, "lr.max").Value.Literal)
+	assert.Equal(t, "3", input(t, step(t, p.Pipeline.Steps, "a").Inputs, "n.x").Value.Literal)
+}
+
 // TestSetKeepsAnchors: overriding a step's input never changes another
 // step that shares the mapping through an anchor.
 func TestSetKeepsAnchors(t *testing.T) {
