@@ -71,6 +71,10 @@ func (l *lowerer) setValue(decl *inputAST, typ, v, source string) plan.Value {
 		if remoteRef(v) {
 			return l.setAsset(decl, typ, v, source)
 		}
+		if summary, detail := unreadableURI("data", v); summary != "" {
+			l.errorf(plan.Pos{File: source}, detail, "--set inputs.%s: %s", decl.Name, summary)
+			return plan.Value{Kind: plan.ValueNone}
+		}
 		p := v
 		if !strings.Contains(v, "://") {
 			if abs, err := filepath.Abs(v); err == nil {
@@ -107,7 +111,7 @@ func (l *lowerer) literalOrData(dir, typ string, v *valueAST) plan.Value {
 	if p == nil {
 		p = v.Lit
 	}
-	if a := findData(l.catalog, p.Value); a != nil {
+	if a, _ := findAsset(l.catalog, p.Value, orDefault(v.Type, typ)); a != nil {
 		return plan.Value{Kind: plan.ValueData, Data: assetData(*a, orDefault(v.Type, typ), v.Mode)}
 	}
 	return plan.Value{Kind: plan.ValueData, Data: &plan.Data{Type: orDefault(orDefault(v.Type, typ), "uri_folder"),
