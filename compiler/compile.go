@@ -66,6 +66,7 @@ func compile(ctx context.Context, path string, opts Options) (*plan.Plan, Diagno
 	// Root inputs' overrides are converted to the input's type when
 	// lowered; the others change the YAML tree before parsing.
 	opts.Set, p.sets = splitSets(opts.Set)
+	p.inputSets = opts.Set
 	var all Diagnostics
 	stop := func(d *diags) bool {
 		if p.stopped() && d != &p.diags {

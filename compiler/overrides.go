@@ -104,12 +104,22 @@ func (p *parser) applySets(name string, root *yaml.Node, set map[string]string) 
 		if !p.setTargetExists(name, root, key, parts) {
 			continue
 		}
+		if len(parts) == 3 && parts[0] == "inputs" && hasKey(p.inputSets, "inputs."+parts[1]) {
+			p.errorf(setPos(key), "give the input whole (--set inputs."+parts[1]+"=VALUE) or field by field, not both",
+				"--set inputs.%s also sets input %q", parts[1], parts[1])
+			continue
+		}
 		value := set[key]
 		if n := len(parts); n >= 3 && parts[n-1] == "path" && parts[n-3] == "inputs" {
 			value = commandLinePath(value)
 		}
 		p.setIn(root, key, parts, value)
 	}
+}
+
+func hasKey(m map[string]string, k string) bool {
+	_, ok := m[k]
+	return ok
 }
 
 // commandLinePath makes a relative local path given on the command line

@@ -137,13 +137,27 @@ func TestSetErrors(t *testing.T) {
 		assert.Equal(t, plan.Pos{File: "--set " + k}, diags[0].Pos, set)
 		assert.NotEmpty(t, diags[0].Detail, set)
 	}
-	_, diags := compileSets(t, map[string]string{"settings.priority": "1"})
+	_, diags := compileSets(t, map[string]string{"inputs.raw": "/x", "inputs.raw.mode": "download"})
+	require.Len(t, diags, 1, diags.Error())
+	assert.Equal(t, `--set inputs.raw also sets input "raw"`, diags[0].Summary)
+	assert.Equal(t, plan.Pos{File: "--set inputs.raw.mode"}, diags[0].Pos)
+	_, diags = compileSets(t, map[string]string{"settings.priority": "1"})
 	assert.Contains(t, diags[0].Detail, "porch accepts --set "+SetForms)
 	_, diags = compileSets(t, map[string]string{"jobs.trian.compute": "big"})
 	assert.Contains(t, diags[0].Detail, `"train"`)
 	var b strings.Builder
 	diags.Format(&b)
 	assert.Equal(t, "--set jobs.trian.compute: error: the pipeline has no step \"trian\"\n", strings.SplitAfter(b.String(), "\n")[0])
+}
+
+// TestSetOddKeys: any key is refused with a message, never a panic.
+func TestSetOddKeys(t *testing.T) {
+	for _, k := range []string{"", ".", "inputs", "outputs", "jobs", "settings", "tags", "tags.", "jobs.train",
+		"jobs.train.inputs", "jobs.train.outputs.o", "inputs.raw.path.path", "outputs.final", "a.b.c"} {
+		_, diags := compileSets(t, map[string]string{k: "x"})
+		require.True(t, diags.HasErrors(), "%q", k)
+		assert.Equal(t, plan.Pos{File: "--set " + k}, diags[0].Pos, "%q", k)
+	}
 }
 
 // TestSetDottedNames: input names may hold dots, as Azure ML allows.

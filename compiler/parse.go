@@ -42,8 +42,8 @@ type parser struct {
 	sweepRefs  bool
 	searchRefs []searchRef
 	// sets are the --set overrides applied to the root file's YAML tree
-	// (applySets).
-	sets map[string]string
+	// (applySets); inputSets those of root inputs, set whole at lowering.
+	sets, inputSets map[string]string
 	// catalog is Options.Catalog: registered data assets and components.
 	catalog *plan.Catalog
 	// instanceTypes collects every resources.instance_type, which the
