@@ -2,6 +2,8 @@ package stepio
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -39,23 +41,28 @@ type stepPython struct {
 }
 
 // Python is the worker's StepPython, resolved and its bin folder made the
-// first time a step asks: Home/workers/<node>/bin, the worker's own.
+// first time a step asks.
 func (h *Host) Python() StepPython {
-	h.python.once.Do(func() { h.python.StepPython = resolvePython(h.Interpreter, h.workerBin()) })
+	h.python.once.Do(func() { h.python.StepPython = resolvePython(h.Interpreter, h.Home) })
 	return h.python.StepPython
 }
 
-func (h *Host) workerBin() string {
-	if h.Home == "" {
+// pythonBin is the folder of launchers running python3 as exe and python
+// as python: Home/python/<hash of the two>/bin. Named by what it runs,
+// not by the worker, so the workers of one home share it and a worker
+// started again (porch run starts one each time) adds nothing.
+func pythonBin(home, exe, python string) string {
+	if home == "" {
 		return ""
 	}
-	return filepath.Join(h.Home, "workers", h.NodeName(), "bin")
+	sum := sha256.Sum256([]byte(exe + "\x00" + python))
+	return filepath.Join(home, "python", hex.EncodeToString(sum[:6]), "bin")
 }
 
 // resolvePython applies the rule: the configured Python is python and
 // python3; without one, python3 is the PATH's and python the PATH's python
 // if there is one, else python3 too (as Azure's images have it).
-func resolvePython(configured, bin string) StepPython {
+func resolvePython(configured, home string) StepPython {
 	name := configured
 	if name == "" {
 		name = "python3"
@@ -77,6 +84,7 @@ func resolvePython(configured, bin string) StepPython {
 			python, _ = filepath.Abs(p)
 		}
 	}
+	bin := pythonBin(home, exe, python)
 	sp := StepPython{Exe: exe, Bin: bin}
 	if bin == "" {
 		// No home to make launchers in (tests that run no step).
@@ -123,8 +131,8 @@ func writeLauncher(bin, name, exe string) error {
 		os.Remove(tmp.Name())
 		return err
 	}
-	// A rename replaces the launcher another worker process of this node
-	// name may have left, atomically.
+	// A rename replaces the launcher another worker of this home may be
+	// writing at the same time, atomically, with the same content.
 	if err := os.Rename(tmp.Name(), filepath.Join(bin, name)); err != nil {
 		os.Remove(tmp.Name())
 		return err

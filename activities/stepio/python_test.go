@@ -37,7 +37,9 @@ func TestPythonConfigured(t *testing.T) {
 	h := &Host{Home: t.TempDir(), Node: "n1", Interpreter: debianPython}
 	sp := h.Python()
 	assert.Equal(t, debianPython, sp.Exe)
-	assert.Equal(t, filepath.Join(h.Home, "workers", "n1", "bin"), sp.Bin)
+	assert.Equal(t, filepath.Join(h.Home, "python"), filepath.Dir(filepath.Dir(sp.Bin)))
+	other := &Host{Home: h.Home, Node: "n2", Interpreter: debianPython}
+	assert.Equal(t, sp.Bin, other.Python().Bin, "workers of one home running one Python share its launchers")
 	assert.Regexp(t, `^porch: python and python3 are /usr/bin/python3 \(Python 3\.\d+\.\d+\), the worker's configured Python`, sp.Note)
 	env := sp.WithPython([]string{"HOME=/nowhere", "PATH=" + os.Getenv("PATH")})
 	assert.Equal(t, "PATH="+sp.Bin+":"+os.Getenv("PATH"), env[len(env)-1])
