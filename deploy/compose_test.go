@@ -14,6 +14,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/porch-pipelines/porch/compiler/plan"
 	"github.com/porch-pipelines/porch/workflows"
 )
 
@@ -58,6 +59,7 @@ type composeHealthcheck struct {
 	Timeout     string   `yaml:"timeout"`
 	Retries     int      `yaml:"retries"`
 	StartPeriod string   `yaml:"start_period"`
+	Disable     bool     `yaml:"disable"`
 }
 
 // porchImage is the image the compose file builds from deploy/Dockerfile.
@@ -128,8 +130,20 @@ func checkPorchService(t *testing.T, where string, s composeService) {
 			t.Errorf("%s: sets %s, which porch does not read", where, k)
 		}
 	}
-	if len(s.Command) > 0 && s.Command[0] == "worker" && s.StopGracePeriod == "" {
+	if len(s.Command) == 0 || s.Command[0] != "worker" {
+		return
+	}
+	if s.StopGracePeriod == "" {
 		t.Errorf("%s: a worker needs stop_grace_period of at least %.0fs to drain (docker's default is 10s)", where, workerDrain.Seconds())
+	}
+	if got := flagValue(s.Command, "--metrics-address"); got != fmt.Sprintf(":%d", metricsPort) {
+		t.Errorf("%s: want --metrics-address :%d (metrics and health), found %q", where, metricsPort, got)
+	}
+	if h := s.Healthcheck; h == nil || h.Disable || !strings.Contains(strings.Join(h.Test, " "), fmt.Sprintf(":%d/readyz", metricsPort)) {
+		t.Errorf("%s: want a healthcheck on /readyz (port %d)", where, metricsPort)
+	}
+	if queues, _ := workerQueues(s.Command); len(queues) > 0 && queues[0] != plan.DefaultTaskQueue && flagValue(s.Command, "--slots") != "1" {
+		t.Errorf("%s: a compute's worker runs one step at a time, as an Azure ML node: want --slots 1", where)
 	}
 }
 

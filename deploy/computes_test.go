@@ -28,6 +28,7 @@ const instanceTypeAnnotation = "porch.dev/instance-type"
 type computeFile struct {
 	Name             string `yaml:"name"`
 	Type             string `yaml:"type"`
+	Size             string `yaml:"size"`
 	MinInstances     int32  `yaml:"min_instances"`
 	MaxInstances     int32  `yaml:"max_instances"`
 	IdleBeforeScaleD int32  `yaml:"idle_time_before_scale_down"`
@@ -152,6 +153,7 @@ func TestManifestsFollowComputes(t *testing.T) {
 			if c, ok := computes[q]; ok {
 				served[q] = true
 				m.checkScaling(t, d.Name, c)
+				checkNode(t, where+": Deployment "+d.Name, c, pod.Containers[0])
 			}
 		}
 		name := d.Annotations[instanceTypeAnnotation]
@@ -238,4 +240,36 @@ func quantity(q resource.Quantity, ok bool) string {
 		return "absent"
 	}
 	return q.String()
+}
+
+// vmMemory is the memory of the Azure VM sizes computes/ names, as Azure
+// documents them; porch reads a size's vCPUs from its name
+// (plan.SizeCores), not its memory.
+var vmMemory = map[string]string{
+	"Standard_D4s_v3":  "16Gi",
+	"Standard_NC6s_v3": "112Gi",
+}
+
+// checkNode holds the worker of an amlcompute to one node of its VM size:
+// one step at a time (--slots 1, as an Azure ML node runs one job, so a
+// backlog scales the Deployment out), within the size's vCPUs and memory.
+func checkNode(t *testing.T, where string, c computeFile, ctr corev1.Container) {
+	if c.Type != "amlcompute" {
+		return
+	}
+	if got := flagValue(ctr.Args, "--slots"); got != "1" {
+		t.Errorf("%s: want --slots 1 (one step per node, as on Azure ML; without it one pod takes every step and nothing scales out), found %q", where, got)
+	}
+	cores, ok := plan.SizeCores(c.Size)
+	mem, known := vmMemory[c.Size]
+	if !ok || !known {
+		t.Errorf("%s: VM size %q of compute %q: add its vCPUs and memory to vmMemory", where, c.Size, c.Name)
+		return
+	}
+	if lim := ctr.Resources.Limits[corev1.ResourceCPU]; lim.Cmp(*resource.NewQuantity(int64(cores), resource.DecimalSI)) != 0 {
+		t.Errorf("%s: limits.cpu %s is not the %d vCPUs of %s", where, lim.String(), cores, c.Size)
+	}
+	if lim := ctr.Resources.Limits[corev1.ResourceMemory]; lim.Cmp(resource.MustParse(mem)) != 0 {
+		t.Errorf("%s: limits.memory %s is not the %s of %s", where, lim.String(), mem, c.Size)
+	}
 }

@@ -16,6 +16,7 @@ import (
 	"go.yaml.in/yaml/v3"
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	sigsjson "sigs.k8s.io/json"
@@ -37,6 +38,8 @@ type manifests struct {
 	deployments   []*appsv1.Deployment
 	hpas          []*autoscalingv2.HorizontalPodAutoscaler
 	scaledObjects []*scaledObject
+	services      []*corev1.Service
+	jobs          []*batchv1.Job
 	where         map[any]string // object -> file:line
 }
 
@@ -105,6 +108,10 @@ func (m *manifests) add(doc *yaml.Node, where string) error {
 		obj = decodeInto(&m.hpas)
 	case "keda.sh/v1alpha1 ScaledObject":
 		obj = decodeInto(&m.scaledObjects)
+	case "v1 Service":
+		obj = decodeInto(&m.services)
+	case "batch/v1 Job":
+		obj = decodeInto(&m.jobs)
 	default:
 		return fmt.Errorf("unexpected object %q %q: add its type to loadManifests so it is checked", tm.APIVersion, tm.Kind)
 	}

@@ -1,6 +1,7 @@
 package deploy
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -92,6 +93,7 @@ func (m *manifests) checkDeployment(t *testing.T, d *appsv1.Deployment) {
 		t.Errorf("%s: Deployment %q: %v", where, d.Name, err)
 	}
 	checkResources(t, where, d.Name, c.Resources)
+	checkHealth(t, where+": Deployment "+d.Name, c)
 	for _, e := range c.Env {
 		if e.Value != "" && secretName.MatchString(e.Name) {
 			t.Errorf("%s: Deployment %q: %s is written inline: take it from a Secret", where, d.Name, e.Name)
@@ -117,6 +119,48 @@ func (m *manifests) checkDeployment(t *testing.T, d *appsv1.Deployment) {
 			t.Errorf("%s: Deployment %q: envFrom names ConfigMap %q, which kubernetes/ does not define", where, d.Name, from.ConfigMapRef.Name)
 		}
 	}
+}
+
+// metricsPort is where the manifests' workers serve /metrics, /healthz and
+// /readyz (porch worker --metrics-address).
+const metricsPort = 9464
+
+// checkHealth holds a worker container to its metrics endpoint: the flag
+// on metricsPort, a port named metrics, a liveness probe on /healthz and a
+// readiness probe on /readyz.
+func checkHealth(t *testing.T, where string, c *corev1.Container) {
+	if got := flagValue(c.Args, "--metrics-address"); got != fmt.Sprintf(":%d", metricsPort) {
+		t.Errorf("%s: want --metrics-address :%d (metrics and health), found %q", where, metricsPort, got)
+	}
+	hasPort := false
+	for _, p := range c.Ports {
+		hasPort = hasPort || p.Name == "metrics" && p.ContainerPort == metricsPort
+	}
+	if !hasPort {
+		t.Errorf("%s: want a container port named metrics on %d, for Prometheus and the probes", where, metricsPort)
+	}
+	for _, probe := range []struct {
+		name, path string
+		p          *corev1.Probe
+	}{{"livenessProbe", "/healthz", c.LivenessProbe}, {"readinessProbe", "/readyz", c.ReadinessProbe}} {
+		if probe.p == nil || probe.p.HTTPGet == nil || probe.p.HTTPGet.Path != probe.path || probe.p.HTTPGet.Port.String() != "metrics" {
+			t.Errorf("%s: want a %s: httpGet %s on port metrics", where, probe.name, probe.path)
+		}
+	}
+}
+
+// flagValue is the value of flag in args (--flag v or --flag=v), "" when
+// absent.
+func flagValue(args []string, flag string) string {
+	for i, a := range args {
+		if a == flag && i+1 < len(args) {
+			return args[i+1]
+		}
+		if v, ok := strings.CutPrefix(a, flag+"="); ok {
+			return v
+		}
+	}
+	return ""
 }
 
 // checkResources holds a container to the instance-type rules: CPU and

@@ -12,6 +12,9 @@ import (
 // queue, what each of its steps holds of the worker's capacity.
 type queue struct {
 	name string
+	// compute is the compute whose steps the queue serves, "" for the
+	// default compute (and a node's queue).
+	compute string
 	// need is nil for queues without capacity accounting (the default
 	// queue, an amlcompute's, a node's).
 	need *plan.ResourceList

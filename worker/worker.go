@@ -89,6 +89,9 @@ type Options struct {
 	// StatusFile, when set, is a file the worker keeps up to date with
 	// its NodeStatus (running activities, idle since), for a local fleet.
 	StatusFile string
+	// Metrics is the metrics handler of the worker's client, for the
+	// porch_worker_computes gauge; nil records none.
+	Metrics client.MetricsHandler
 	// Preemptible makes the worker a spot worker: it serves the spot
 	// variants of its queues (plan.SpotTaskQueue), where spot steps run,
 	// and stops with Preempt. nil means preemptible for the low_priority
@@ -106,8 +109,11 @@ func CatalogDatastores(c client.Client) func(ctx context.Context) ([]plan.Datast
 
 // Worker is a set of started SDK workers, one per task queue.
 type Worker struct {
-	workers     []sdkworker.Worker
-	queues      []string
+	workers []sdkworker.Worker
+	// served are the queues whose steps the worker runs.
+	served []queue
+	// steps are the computes of the steps running here, for metrics.
+	steps       stepComputes
 	acts        *activities.Activities
 	status      *statusWriter
 	porchStatus *statusAttribute
@@ -165,6 +171,7 @@ func Start(c client.Client, opts Options) (*Worker, error) {
 			return nil, err
 		}
 	}
+	w.announce(opts.Metrics)
 	return w, nil
 }
 
@@ -231,6 +238,9 @@ func serveQueues(c client.Client, opts Options, node string) ([]queue, error) {
 		qs, err := computeQueues(&cat, comp, opts.InstanceTypes, labels, capacity)
 		if err != nil {
 			return nil, err
+		}
+		for i := range qs {
+			qs[i].compute = comp
 		}
 		out = append(out, opts.tierQueues(&cat, comp, qs)...)
 	}
@@ -301,6 +311,7 @@ func (w *Worker) start(c client.Client, opts Options, q queue, acts, wfs bool) e
 	if w.status != nil {
 		wo.Interceptors = append(wo.Interceptors, w.status.interceptor())
 	}
+	wo.Interceptors = append(wo.Interceptors, &computeLabel{compute: q.compute, node: q.name == parallel.NodeTaskQueue(w.acts.NodeName()), steps: &w.steps})
 	// The SDK polls workflow tasks whatever is registered: a worker
 	// serving the default queue's steps alone took the workflows' tasks and
 	// failed them ("unable to find workflow type"), delaying each by a
@@ -325,7 +336,7 @@ func (w *Worker) start(c client.Client, opts Options, q queue, acts, wfs bool) e
 	}
 	w.workers = append(w.workers, sw)
 	if acts && q.name != parallel.NodeTaskQueue(w.acts.NodeName()) {
-		w.queues = append(w.queues, q.name)
+		w.served = append(w.served, q)
 		w.preemptible = w.preemptible || (plan.IsSpotTaskQueue(q.name) && !opts.AnyNode)
 	}
 	return nil
@@ -333,7 +344,13 @@ func (w *Worker) start(c client.Client, opts Options, q queue, acts, wfs bool) e
 
 // Queues are the task queues whose steps this worker runs, in the order
 // it started them (the default queue first).
-func (w *Worker) Queues() []string { return w.queues }
+func (w *Worker) Queues() []string {
+	names := make([]string, len(w.served))
+	for i, q := range w.served {
+		names[i] = q.name
+	}
+	return names
+}
 
 // Node is this worker's node name.
 func (w *Worker) Node() string { return w.acts.NodeName() }

@@ -116,12 +116,12 @@ func (d *dag) skipBlocked(now time.Time) {
 }
 
 // reuse marks ready steps that an earlier execution of the run finished as
-// succeeded, without running them. It says whether it marked any.
-func (d *dag) reuse(now time.Time) bool {
+// succeeded, without running them, and returns those it marked.
+func (d *dag) reuse(now time.Time) []*node {
 	if len(d.in.Reused) == 0 {
-		return false
+		return nil
 	}
-	marked := false
+	var marked []*node
 	for _, n := range d.ready() {
 		if !runsOnCompute(n.step.Type) || !slices.Contains(d.in.Reused, n.step.Path) {
 			continue
@@ -131,7 +131,7 @@ func (d *dag) reuse(now time.Time) bool {
 		n.state.Ended = now
 		n.state.Detail = "reused: succeeded in an earlier execution"
 		n.state.Outputs = d.locations(n)
-		marked = true
+		marked = append(marked, n)
 	}
 	return marked
 }

@@ -52,14 +52,18 @@ func Pipeline(ctx workflow.Context, in PipelineInput) (PipelineResult, error) {
 	for {
 		if ctx.Err() == nil && (firstErr == nil || in.Settings.ContinueOnStepFailure) {
 			d.skipBlocked(workflow.Now(ctx))
-			for d.reuse(workflow.Now(ctx)) {
+			for reused := d.reuse(workflow.Now(ctx)); len(reused) > 0; reused = d.reuse(workflow.Now(ctx)) {
 				// Steps an earlier execution finished free their dependants.
+				for _, n := range reused {
+					d.countReused(ctx, n)
+				}
 			}
 			for _, s := range d.ready() {
 				if running >= maxRunningSteps {
 					break
 				}
 				d.start(s, workflow.Now(ctx))
+				d.countStarted(ctx, s)
 				f := startStep(stepCtx, d, s)
 				running++
 				sel.AddFuture(f, func(f workflow.Future) {
@@ -69,6 +73,7 @@ func Pipeline(ctx workflow.Context, in PipelineInput) (PipelineResult, error) {
 						workflow.GetVersion(ctx, outsideChange, workflow.DefaultVersion, 1) == 1 {
 						err = d.outsideEnd(ctx, s, err)
 					}
+					d.countEnded(ctx, s)
 					if err != nil && firstErr == nil && !isCanceled(err) {
 						firstErr, firstFailed = err, s.step.Path
 						if !in.Settings.ContinueOnStepFailure {

@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/porch-pipelines/porch/compiler/plan"
+	"github.com/porch-pipelines/porch/internal/telemetry"
 	"github.com/porch-pipelines/porch/quota"
 )
 
@@ -243,6 +244,7 @@ func admit(ctx workflow.Context, req *QuotaRequest, st *QuotaAdmission) (release
 		held = append(held, p)
 		st.Waiting = &p
 		workflow.SetCurrentDetails(ctx, fmt.Sprintf("quota wait: %d cores of %s", req.Cores, p))
+		waitFrom := workflow.Now(ctx)
 		for st.Waiting != nil {
 			sel := workflow.NewSelector(ctx)
 			sel.AddReceive(granted, func(ch workflow.ReceiveChannel, _ bool) {
@@ -260,6 +262,7 @@ func admit(ctx workflow.Context, req *QuotaRequest, st *QuotaAdmission) (release
 				return nil, ctx.Err()
 			}
 		}
+		telemetry.QuotaWaited(workflow.GetMetricsHandler(ctx), string(p.Kind), p.Name, workflow.Now(ctx).Sub(waitFrom))
 	}
 	st.Admitted = true
 	if len(held) > 0 {

@@ -11,12 +11,14 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/porch-pipelines/porch/activities/entryscript"
 	"github.com/porch-pipelines/porch/activities/minibatch"
 	"github.com/porch-pipelines/porch/activities/stepio"
 	"github.com/porch-pipelines/porch/compiler/plan"
+	"github.com/porch-pipelines/porch/internal/telemetry"
 )
 
 // PlanMiniBatches splits a parallel step's input_data into mini-batches. It
@@ -234,6 +236,7 @@ func (a *Activities) RunMiniBatch(ctx context.Context, in MiniBatchInput) (MiniB
 	}
 	rt.report(reportRow{index: in.Index, attempt: attempt, result: "succeeded", node: out.Node, process: res.Process,
 		start: started, elapsed: res.Elapsed, items: res.Items, returned: res.Returned})
+	telemetry.MiniBatchSucceeded(metricsHandler(ctx), res.Items, res.Elapsed)
 	if err := rt.commit(ctx, out, req.ResultPath); err != nil {
 		return out, fmt.Errorf("step %q: mini-batch %d: %w", in.Ref.StepPath, in.Index, err)
 	}
@@ -276,6 +279,7 @@ func (rt *parallelRuntime) failed(ctx context.Context, b minibatch.Batch, attemp
 	}
 	rt.report(reportRow{index: b.Index, attempt: attempt, result: "failed", node: rt.node, process: be.Process,
 		start: started, elapsed: time.Since(started), items: be.Items, returned: be.Returned, err: be.Message})
+	telemetry.MiniBatchFailed(metricsHandler(ctx), max(be.Items, b.Items), time.Since(started))
 	failure := MiniBatchFailure{Index: b.Index, Kind: be.Kind, Items: max(be.Items, b.Items), Returned: be.Returned,
 		Node: rt.node, Process: be.Process, Attempt: attempt, Log: rt.entryScriptLog(be.Process)}
 	msg := fmt.Sprintf("mini-batch %d (attempt %d, %s/%s): %s", b.Index, attempt, rt.node, be.Process, be.Message)
@@ -291,6 +295,15 @@ func (rt *parallelRuntime) failed(ctx context.Context, b minibatch.Batch, attemp
 		return temporal.NewNonRetryableApplicationError(msg, EntryScriptInitFailedType, nil, failure)
 	}
 	return temporal.NewApplicationError(msg, MiniBatchFailedType, failure)
+}
+
+// metricsHandler is the activity's metrics handler, which carries its
+// compute label; outside an activity (a test) metrics go nowhere.
+func metricsHandler(ctx context.Context) client.MetricsHandler {
+	if activity.IsActivity(ctx) {
+		return activity.GetMetricsHandler(ctx)
+	}
+	return client.MetricsNopHandler
 }
 
 // recordHeartbeat records a heartbeat when ctx is an activity's.

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/contrib/envconfig"
 	"go.yaml.in/yaml/v3"
 
@@ -54,6 +55,9 @@ type settings struct {
 	// profile is the Temporal client profile asked for by name, "" for
 	// none (the "default" one applies unasked).
 	profile string
+	// Metrics is the client's metrics handler (--metrics-address); nil
+	// records none.
+	Metrics client.MetricsHandler
 }
 
 // resolveHome returns PORCH_HOME, else ~/.porch.

@@ -37,8 +37,7 @@ func (a *app) jobLogsCommand() *cobra.Command {
 			if errors.Is(err, errNoServer) {
 				// An embedded porch run's server is gone with it; its
 				// logs are files in the datastore.
-				return a.printStoredLogs(datastoreRoots(s.Home, nil), args[0], step,
-					fmt.Sprintf("no server is running to ask about run %s", args[0]))
+				return a.printStoredLogs(datastoreRoots(s.Home, nil), args[0], step, err.Error())
 			}
 			if err != nil {
 				return err

@@ -25,9 +25,12 @@ import (
 // devFlags are the flags of `porch dev`.
 type devFlags struct {
 	db, ip, namespace string
-	port, uiPort      int
-	computes          []string
-	fleet, insecure   bool
+	// metrics and serverMetrics are the worker's and the server's
+	// metrics addresses.
+	metrics, serverMetrics string
+	port, uiPort           int
+	computes               []string
+	fleet, insecure        bool
 	// tlsCert, tlsKey and tlsCA are the frontend's TLS files: its
 	// certificate, its key, and the CA of client certificates.
 	tlsCert, tlsKey, tlsCA string
@@ -60,6 +63,10 @@ func (a *app) devCommand() *cobra.Command {
 	fl.IntVar(&f.uiPort, "ui-port", 8233, "web UI port; 0 for no UI")
 	fl.StringVar(&f.namespace, "namespace", defaultNamespace, "Temporal namespace, created when missing")
 	fl.StringArrayVar(&f.computes, "compute", nil, "also serve this compute's steps (repeatable)")
+	fl.StringVar(&f.metrics, "metrics-address", "", "serve the worker's Prometheus metrics at http://ADDRESS/metrics, with /healthz and /readyz, "+
+		"and the Temporal server's on the next port (host:port, such as 127.0.0.1:9464)")
+	fl.StringVar(&f.serverMetrics, "server-metrics-address", "", "serve the Temporal server's Prometheus metrics at http://ADDRESS/metrics "+
+		"(default with --metrics-address: its host, its port + 1)")
 	fl.BoolVar(&f.fleet, "fleet", true, "run a local fleet of workers for each amlcompute compute, scaled on its backlog")
 	fl.StringVar(&f.tlsCert, "tls-cert-path", "", "serve TLS with this certificate, PEM (needs --tls-key-path)")
 	fl.StringVar(&f.tlsKey, "tls-key-path", "", "the TLS certificate's private key, PEM")
@@ -96,9 +103,18 @@ func (a *app) runDev(ctx context.Context, f devFlags) error {
 	}
 	sess := &session{settings: settings{Home: home, Namespace: f.namespace}, closers: []io.Closer{serverLog, workerLog}}
 	defer sess.Close()
+	if f.serverMetrics, err = serverMetricsAddress(f.metrics, f.serverMetrics); err != nil {
+		return err
+	}
+	metrics, err := startMetrics(f.metrics)
+	if err != nil {
+		return err
+	}
+	defer metrics.close()
+	sess.settings.Metrics = metrics.handler()
 	sess.server, err = devserver.Start(ctx, devserver.Options{
 		DBFile: f.db, IP: f.ip, Insecure: f.insecure, Port: f.port, UIPort: f.uiPort, Namespace: f.namespace,
-		SearchAttributes: workflows.SearchAttributes(), LogWriter: serverLog, TLS: tlsOpts,
+		SearchAttributes: workflows.SearchAttributes(), LogWriter: serverLog, TLS: tlsOpts, MetricsAddress: f.serverMetrics,
 	})
 	if err != nil {
 		return fmt.Errorf("start the dev server: %v: is another server using port %d? choose others with --port "+
@@ -112,10 +128,12 @@ func (a *app) runDev(ctx context.Context, f devFlags) error {
 	}
 	computes := append([]string{""}, normaliseComputes(f.computes)...)
 	// GPU -1: the machine's GPUs, as nvidia-smi lists them.
-	opts := worker.Options{Home: home, Computes: computes, Workflows: true, Capacity: plan.ResourceList{GPU: -1}}
+	opts := worker.Options{Home: home, Computes: computes, Workflows: true, Capacity: plan.ResourceList{GPU: -1},
+		Metrics: metrics.handler()}
 	if sess.worker, err = worker.Start(sess.client, opts); err != nil {
 		return fmt.Errorf("start the worker: %v", err)
 	}
+	metrics.ready(sess.client)
 	st := devState{Address: sess.settings.Address, Namespace: f.namespace,
 		UI: sess.server.UIAddress(), PID: os.Getpid(), Python: a.getenv(envPython)}
 	if tlsOpts != nil {
@@ -129,7 +147,7 @@ func (a *app) runDev(ctx context.Context, f devFlags) error {
 	var nodes *fleet.Fleet
 	if f.fleet {
 		nodes, err = fleet.Start(fleet.Options{Client: sess.client, Address: sess.settings.Address, Namespace: f.namespace,
-			Home: home, Skip: computes, Events: a.stdout})
+			Home: home, Skip: computes, Events: a.stdout, Metrics: metrics.handler()})
 		if err != nil {
 			return err
 		}
@@ -137,8 +155,14 @@ func (a *app) runDev(ctx context.Context, f devFlags) error {
 	if !isLoopbackIP(f.ip) && f.insecure {
 		fmt.Fprintf(a.stderr, "porch dev: warning: %s (--insecure)\n", devserver.InsecureWarning(f.ip))
 	}
-	a.printDevBanner(sess, f.db, f, nodes, serverLog.Name(), workerLog.Name())
+	var metricsLine string
+	if metrics != nil {
+		metricsLine = fmt.Sprintf("worker http://%s/metrics (health: /healthz, /readyz), server http://%s/metrics",
+			metrics.addr(), f.serverMetrics)
+	}
+	a.printDevBanner(sess, f.db, f, nodes, metricsLine, serverLog.Name(), workerLog.Name())
 	<-ctx.Done()
+	metrics.stopping()
 	fmt.Fprintln(a.stdout, "porch dev: stopping")
 	if nodes != nil {
 		nodes.Stop()
@@ -195,7 +219,7 @@ func isLoopbackIP(ip string) bool {
 	return parsed != nil && parsed.IsLoopback()
 }
 
-func (a *app) printDevBanner(sess *session, db string, f devFlags, nodes *fleet.Fleet, logs ...string) {
+func (a *app) printDevBanner(sess *session, db string, f devFlags, nodes *fleet.Fleet, metrics string, logs ...string) {
 	addr := sess.settings.Address
 	w := a.stdout
 	if f.tlsCert != "" {
@@ -218,6 +242,9 @@ func (a *app) printDevBanner(sess *session, db string, f devFlags, nodes *fleet.
 		fmt.Fprintf(w, "  fleet:    on: workers for amlcompute computes, started on demand (logs: %s)\n", nodes.Dir())
 	}
 	fmt.Fprintf(w, "  logs:     %s\n", strings.Join(logs, ", "))
+	if metrics != "" {
+		fmt.Fprintf(w, "  metrics:  %s\n", metrics)
+	}
 	fmt.Fprintf(w, "run a pipeline:  porch run --address %s FILE\n", addr)
 	fmt.Fprintf(w, "                 (porch job list/show/logs/cancel find this server without --address)\n")
 	fmt.Fprintf(w, "temporal CLI:    temporal workflow list --address %s --namespace %s\n", addr, sess.settings.Namespace)
@@ -229,7 +256,7 @@ func (a *app) workerCommand() *cobra.Command {
 	var flags serverFlags
 	var computes, instanceTypes []string
 	var withWorkflows bool
-	var python, node, advertise, labels, cpu, memory, statusFile string
+	var python, node, advertise, labels, cpu, memory, statusFile, metricsAddr string
 	var gpu int64
 	var slots int
 	var preemptible bool
@@ -279,7 +306,7 @@ func (a *app) workerCommand() *cobra.Command {
 				}
 				opts.Computes, opts.Workflows = []string{""}, true
 			}
-			return a.runWorker(cmd.Context(), flags, opts)
+			return a.runWorker(cmd.Context(), flags, opts, metricsAddr)
 		},
 	}
 	f := cmd.Flags()
@@ -295,6 +322,7 @@ func (a *app) workerCommand() *cobra.Command {
 	f.Int64Var(&gpu, "gpu", -1, "GPUs this worker offers (default: those nvidia-smi lists)")
 	f.IntVar(&slots, "slots", 0, "run at most this many activities (steps, mini-batches) at once on each amlcompute queue (default: no limit)")
 	f.StringVar(&statusFile, "status-file", "", "keep this file up to date with the worker's running activities (for porch dev's fleet)")
+	f.StringVar(&metricsAddr, "metrics-address", "", "serve Prometheus metrics at http://ADDRESS/metrics, and health at /healthz and /readyz (host:port, such as :9464)")
 	f.BoolVar(&preemptible, "preemptible", false, "run spot steps, and stop at once on SIGTERM like a spot VM (default: true on a low_priority amlcompute)")
 	flags.register(cmd)
 	return cmd
@@ -345,12 +373,18 @@ func errOrZero(err error) error {
 	return err
 }
 
-func (a *app) runWorker(ctx context.Context, flags serverFlags, opts worker.Options) error {
+func (a *app) runWorker(ctx context.Context, flags serverFlags, opts worker.Options, metricsAddr string) error {
 	s, err := a.serverSettings(flags)
 	if err != nil {
 		return err
 	}
 	opts.Home = s.Home
+	metrics, err := startMetrics(metricsAddr)
+	if err != nil {
+		return err
+	}
+	defer metrics.close()
+	s.Metrics, opts.Metrics = metrics.handler(), metrics.handler()
 	c, err := dialClient(ctx, s, sdkLogger(a.stderr, slog.LevelInfo))
 	if err != nil {
 		return err
@@ -360,6 +394,7 @@ func (a *app) runWorker(ctx context.Context, flags serverFlags, opts worker.Opti
 	if err != nil {
 		return fmt.Errorf("start the worker: %v", err)
 	}
+	metrics.ready(c)
 	what := "steps on task queues " + strings.Join(w.Queues(), ", ")
 	if opts.Workflows {
 		what = "porch workflows and " + what
@@ -370,7 +405,11 @@ func (a *app) runWorker(ctx context.Context, flags serverFlags, opts worker.Opti
 		node += " (preemptible: spot steps; stops at once on SIGTERM)"
 	}
 	fmt.Fprintf(a.stdout, "porch worker: node %s\n", node)
+	if metrics != nil {
+		fmt.Fprintf(a.stdout, "porch worker: metrics at http://%s/metrics, health at /healthz and /readyz\n", metrics.addr())
+	}
 	<-ctx.Done()
+	metrics.stopping()
 	if w.Preemptible() {
 		fmt.Fprintln(a.stdout, "porch worker: preempted: stopping at once; running steps fail over by heartbeat timeout and retry elsewhere")
 		w.Preempt()

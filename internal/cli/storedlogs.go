@@ -98,14 +98,15 @@ func stepMatches(path, step string) bool {
 
 // printStoredLogs prints the logs of a run no server knows from the
 // datastore folders under roots: every step's, or step's. An ended run has
-// nothing more to follow, so --follow changes nothing.
+// nothing more to follow, so --follow changes nothing. why says why no
+// server could tell: with no folder to look in, it is the whole error.
 func (a *app) printStoredLogs(roots []string, runID, step, why string) error {
+	if len(roots) == 0 {
+		return errors.New(why)
+	}
 	logs, looked := findStoredLogs(roots, runID)
 	if looked != nil {
-		if len(looked) == 0 {
-			return fmt.Errorf("%s, and there is no datastore folder to look in", why)
-		}
-		return fmt.Errorf("%s, nor is it in a datastore: porch looked for its logs in %s", why, strings.Join(looked, ", "))
+		return fmt.Errorf("no logs of run %s in %s; %s", runID, strings.Join(looked, ", "), why)
 	}
 	var picked []storedLog
 	var names []string

@@ -17,6 +17,7 @@ import (
 	"go.temporal.io/server/common/config"
 	"go.temporal.io/server/common/dynamicconfig"
 	"go.temporal.io/server/common/membership/static"
+	"go.temporal.io/server/common/metrics"
 	sqliteplugin "go.temporal.io/server/common/persistence/sql/sqlplugin/sqlite"
 	"go.temporal.io/server/common/primitives"
 	sqliteschema "go.temporal.io/server/schema/sqlite"
@@ -209,6 +210,13 @@ func serverConfig(opts Options, p ports, store *config.SQL) *config.Config {
 		// With TLS the server's services find the internal frontend
 		// through membership; the server refuses a public client then.
 		c.PublicClient.HostPort = frontend
+	}
+	if opts.MetricsAddress != "" {
+		// Tally, the server's default framework, names metrics as
+		// Temporal's published dashboards expect.
+		c.Global.Metrics = &metrics.Config{Prometheus: &metrics.PrometheusConfig{
+			ListenAddress: opts.MetricsAddress, HandlerPath: "/metrics", TimerType: "histogram",
+		}}
 	}
 	return &c
 }

@@ -51,3 +51,12 @@ func checkPortFree(ip string, port int) error {
 	}
 	return l.Close()
 }
+
+// checkAddressFree says whether host:port can be listened on now.
+func checkAddressFree(addr string) error {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("address %s is not free: %w", addr, err)
+	}
+	return l.Close()
+}

@@ -54,6 +54,10 @@ type Options struct {
 	// CA, mutual TLS). The server's own services and the UI then reach
 	// it through an internal frontend on a loopback address, without TLS.
 	TLS *TLSOptions
+	// MetricsAddress is the host:port where the server serves its own
+	// Prometheus metrics at /metrics (Global.Metrics in its config);
+	// "" serves none.
+	MetricsAddress string
 
 	// untuned keeps Temporal's default dynamic config: the baseline for
 	// BenchmarkActivityChain.
@@ -114,6 +118,12 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if opts.Port != 0 {
 		if err := checkPortFree(opts.IP, opts.Port); err != nil {
 			return nil, fmt.Errorf("embedded temporal: frontend: %w", err)
+		}
+	}
+	if opts.MetricsAddress != "" {
+		// The server's metrics listener only logs a failure to listen.
+		if err := checkAddressFree(opts.MetricsAddress); err != nil {
+			return nil, fmt.Errorf("embedded temporal: metrics: %w", err)
 		}
 	}
 	p, err := allocatePorts(opts.IP, opts.Port, opts.TLS != nil)

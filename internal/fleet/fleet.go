@@ -17,6 +17,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/porch-pipelines/porch/compiler/plan"
+	"github.com/porch-pipelines/porch/internal/telemetry"
 	"github.com/porch-pipelines/porch/workflows"
 )
 
@@ -36,6 +37,8 @@ type Options struct {
 	// Interval is how often the fleet reads the backlogs (default 1 s);
 	// the catalogue is read every fifth time.
 	Interval time.Duration
+	// Metrics receives porch_fleet_nodes by compute; nil records none.
+	Metrics client.MetricsHandler
 }
 
 // Fleet scales the nodes of every amlcompute compute in the catalogue.
@@ -172,12 +175,21 @@ func (f *Fleet) tick(ctx context.Context) {
 		p := f.pools[name]
 		f.reap(p)
 		if p.deleted && len(p.nodes) == 0 {
+			f.countNodes(name, 0)
 			delete(f.pools, name)
 			continue
 		}
 		f.scale(ctx, p)
+		f.countNodes(name, len(p.nodes))
 	}
 	f.writeState()
+}
+
+// countNodes sets porch_fleet_nodes for compute.
+func (f *Fleet) countNodes(compute string, n int) {
+	if f.opts.Metrics != nil {
+		telemetry.FleetNodes(f.opts.Metrics, compute, n)
+	}
 }
 
 // reap forgets exited nodes, and kills those that outlived stopTimeout.
