@@ -169,8 +169,8 @@ func TestPlanSetErrors(t *testing.T) {
 	for set, want := range map[string]string{
 		"inputs.count=0":    `pipeline input "count": value "0" is below the minimum 1`,
 		"inputs.count=x":    `pipeline input "count": value "x" is not an integer`,
-		"inputs.cuont=1":    `--set "inputs.cuont": the pipeline has no input "cuont"`,
-		"settings.x=1":      `--set "settings.x": only pipeline inputs can be set`,
+		"inputs.cuont=1":    `the pipeline has no input "cuont"`,
+		"settings.x=1":      `"settings.x" is not a key porch can set`,
 		"inputs.greeting=a": "",
 	} {
 		k, v, _ := cut(set)

@@ -42,11 +42,8 @@ func TestSweepOnAMetricOnlyAutologReports(t *testing.T) {
 	dir := t.TempDir()
 	src := filepath.Join("testdata", "sklearn-sweep")
 	require.NoError(t, os.CopyFS(dir, os.DirFS(src)))
-	// The trial command runs `python`, as Azure ML's does: here, the
-	// interpreter that has scikit-learn.
-	bin := t.TempDir()
-	require.NoError(t, os.Symlink(python, filepath.Join(bin, "python")))
-	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	// The trial command runs `python`, as Azure ML's does: the worker's
+	// Python ($PORCH_PYTHON), which has scikit-learn, whatever PATH finds.
 	out, err := exec.Command(python, "-c", `import csv, sys
 from sklearn.datasets import load_iris
 iris = load_iris()

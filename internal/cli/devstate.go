@@ -121,6 +121,6 @@ func (a *app) checkDevPython(s settings) {
 	if st.Python != "" {
 		theirs = "PORCH_PYTHON=" + st.Python
 	}
-	fmt.Fprintf(a.stderr, "porch: warning: %s=%s does not reach porch dev's worker, which runs entry scripts with %s: "+
+	fmt.Fprintf(a.stderr, "porch: warning: %s=%s does not reach porch dev's worker, whose steps run python, python3 and entry scripts with %s: "+
 		"restart porch dev with %s=%s in its environment\n", envPython, mine, theirs, envPython, mine)
 }

@@ -38,6 +38,7 @@ func dialClient(ctx context.Context, s settings, logger sdklog.Logger) (client.C
 		return nil, err
 	}
 	opts.Logger = logger
+	opts.MetricsHandler = s.Metrics
 	ctx, cancel := context.WithTimeout(ctx, dialTimeout)
 	defer cancel()
 	if opts.ConnectionOptions.TLS != nil {

@@ -17,6 +17,10 @@ import (
 // cancelWait bounds the wait for a canceled run's steps to stop.
 const cancelWait = time.Minute
 
+// setUsage is the help of --set.
+const setUsage = "override what the file says, as az ml job create --set (repeatable): inputs.NAME=VALUE, " +
+	"inputs.NAME.path=PATH, settings.force_rerun=True, jobs.STEP.compute=NAME, display_name=TEXT, tags.KEY=VALUE, ..."
+
 // runFlags are the flags of `porch run` and `porch job create`.
 type runFlags struct {
 	server serverFlags
@@ -25,7 +29,7 @@ type runFlags struct {
 }
 
 func (f *runFlags) register(cmd *cobra.Command) {
-	cmd.Flags().StringArrayVar(&f.set, "set", nil, "override a pipeline input: inputs.NAME=VALUE (repeatable)")
+	cmd.Flags().StringArrayVar(&f.set, "set", nil, setUsage)
 	cmd.Flags().BoolVar(&f.detach, "detach", false, "submit the run and exit without watching it (needs a server)")
 	f.server.register(cmd)
 }

@@ -312,7 +312,7 @@ func (a *app) workerCommand() *cobra.Command {
 	f := cmd.Flags()
 	f.StringArrayVar(&computes, "compute", nil, "serve this compute's steps (repeatable; \"\" or serverless is the default queue)")
 	f.BoolVar(&withWorkflows, "workflows", false, "also run porch workflows (the default without --compute)")
-	f.StringVar(&python, "python", "", "Python interpreter for parallel steps' entry scripts (default $PORCH_PYTHON, else python3)")
+	f.StringVar(&python, "python", "", "the Python every step runs as python and python3, and entry scripts in (default $PORCH_PYTHON, else python3 on PATH)")
 	f.StringVar(&node, "node", "", "name of this worker in parallel steps' logs (default <hostname>-<pid>)")
 	f.StringVar(&advertise, "advertise-address", "", "address other workers reach this one at, for distributed steps' MASTER_ADDR (default: the first non-loopback IPv4 address)")
 	f.StringSliceVar(&instanceTypes, "instance-type", nil, "serve this instance type of a kubernetes compute or of serverless (repeatable; default every one the labels and capacity allow)")
