@@ -81,7 +81,6 @@ func clientOptions(s settings) (client.Options, error) {
 	if err != nil {
 		return client.Options{}, fmt.Errorf("connection settings for %s: %v", s.Address, err)
 	}
-	opts.MetricsHandler = s.Metrics
 	return opts, nil
 }
 
