@@ -1,0 +1,111 @@
+package reuse
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+
+	"github.com/porch-pipelines/porch/activities/atomicfile"
+	"github.com/porch-pipelines/porch/activities/stepio"
+	"github.com/porch-pipelines/porch/compiler/plan"
+)
+
+// recordsDir is the datastore folder records live in, beside runs'
+// outputs (azureml/<run>/...).
+const recordsDir = "azureml/porch-reuse"
+
+// KeyURI is where the record of key lives on the datastore ds.
+func KeyURI(ds, key string) string {
+	return plan.DatastorePrefix + ds + "/paths/" + recordsDir + "/keys/" + key + ".json"
+}
+
+// LatestURI is where the latest record of a pipeline's step lives on the
+// datastore ds.
+func LatestURI(ds, pipeline, step string) string {
+	return plan.DatastorePrefix + ds + "/paths/" + recordsDir + "/latest/" + url.PathEscape(pipeline) + "/" + step + ".json"
+}
+
+// readRecord reads the record at uri; nil when there is none.
+func readRecord(ctx context.Context, h *stepio.Host, uri string) (*Record, error) {
+	data, err := readData(ctx, h, uri)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var r Record
+	if err := json.Unmarshal(data, &r); err != nil {
+		// A record porch cannot read is as good as none: the step
+		// runs and writes a new one.
+		return nil, nil
+	}
+	return &r, nil
+}
+
+func writeRecord(ctx context.Context, h *stepio.Host, uri string, r Record) error {
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	if d, p, ok := h.S3Location(uri); ok {
+		s, err := h.ObjectStore(d)
+		if err != nil {
+			return err
+		}
+		return s.Put(ctx, p, bytes.NewReader(data), int64(len(data)))
+	}
+	local, err := h.LocalPath(uri)
+	if err != nil {
+		return err
+	}
+	return atomicfile.Write(local, data)
+}
+
+func readData(ctx context.Context, h *stepio.Host, uri string) ([]byte, error) {
+	if d, p, ok := h.S3Location(uri); ok {
+		s, err := h.ObjectStore(d)
+		if err != nil {
+			return nil, err
+		}
+		return fs.ReadFile(s.FS(ctx), p)
+	}
+	local, err := h.LocalPath(uri)
+	if err != nil {
+		return nil, err
+	}
+	return os.ReadFile(local)
+}
+
+// exists says whether the data at uri (a file or folder) is still there.
+func exists(ctx context.Context, h *stepio.Host, uri string) (bool, error) {
+	if d, p, ok := h.S3Location(uri); ok {
+		s, err := h.ObjectStore(d)
+		if err != nil {
+			return false, err
+		}
+		if _, err := fs.Stat(s.FS(ctx), p); err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return false, nil
+			}
+			return false, err
+		}
+		return true, nil
+	}
+	local, err := h.LocalPath(uri)
+	if err != nil {
+		return false, err
+	}
+	if _, err := os.Stat(local); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return false, nil
+		}
+		return false, fmt.Errorf("check output %q: %w", uri, err)
+	}
+	return true, nil
+}
