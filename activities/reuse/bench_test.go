@@ -38,7 +38,7 @@ func BenchmarkDecideUnchangedFolder(b *testing.B) {
 	home := b.TempDir()
 	kept := filepath.Join(home, "cache", "reuse")
 	in := DecideInput{Pipeline: "bench", RunID: "run", DefaultDatastore: testDS,
-		Step: plan.Step{Name: "s", Path: "s", Type: plan.StepCommand, Command: &plan.Command{Template: plan.Template{Source: "true"}}},
+		Step:   plan.Step{Name: "s", Path: "s", Type: plan.StepCommand, Command: &plan.Command{Template: plan.Template{Source: "true"}}},
 		Inputs: []plan.Input{{Name: "data", Type: "uri_folder", Value: plan.Value{Kind: plan.ValueData, Data: &plan.Data{Path: data}}}}}
 	decide := func() Decision {
 		a := &Activities{Host: &stepio.Host{Home: home}, Hasher: &Hasher{Dir: kept}}
