@@ -49,8 +49,39 @@ func Pipeline(ctx workflow.Context, in PipelineInput) (PipelineResult, error) {
 	// stepsCanceled says the run cancelled its running steps itself, so
 	// their cancellations are not a Temporal client's.
 	stepsCanceled := false
+	starting := func() bool { return ctx.Err() == nil && (firstErr == nil || in.Settings.ContinueOnStepFailure) }
+	// wait adds a future the loop waits for.
+	wait := func(f workflow.Future, done func(workflow.Future)) {
+		running++
+		sel.AddFuture(f, func(f workflow.Future) {
+			running--
+			done(f)
+		})
+	}
+	launch := func(s *node) {
+		d.start(s, workflow.Now(ctx))
+		wait(startStep(stepCtx, d, s), func(f workflow.Future) {
+			err := d.finish(ctx, f, s)
+			if err != nil && ctx.Err() == nil && endedOutside(err, stepsCanceled) &&
+				workflow.GetVersion(ctx, outsideChange, workflow.DefaultVersion, 1) == 1 {
+				err = d.outsideEnd(ctx, s, err)
+			}
+			if err == nil {
+				if rf := d.recordReuse(ctx, s); rf != nil {
+					wait(rf, func(f workflow.Future) { warnNotRecorded(ctx, f, s) })
+				}
+			}
+			if err != nil && firstErr == nil && !isCanceled(err) {
+				firstErr, firstFailed = err, s.step.Path
+				if !in.Settings.ContinueOnStepFailure {
+					stepsCanceled = true
+					cancelSteps()
+				}
+			}
+		})
+	}
 	for {
-		if ctx.Err() == nil && (firstErr == nil || in.Settings.ContinueOnStepFailure) {
+		if starting() {
 			d.skipBlocked(workflow.Now(ctx))
 			for d.reuse(workflow.Now(ctx)) {
 				// Steps an earlier execution finished free their dependants.
@@ -59,22 +90,16 @@ func Pipeline(ctx workflow.Context, in PipelineInput) (PipelineResult, error) {
 				if running >= maxRunningSteps {
 					break
 				}
-				d.start(s, workflow.Now(ctx))
-				f := startStep(stepCtx, d, s)
-				running++
-				sel.AddFuture(f, func(f workflow.Future) {
-					running--
-					err := d.finish(ctx, f, s)
-					if err != nil && ctx.Err() == nil && endedOutside(err, stepsCanceled) &&
-						workflow.GetVersion(ctx, outsideChange, workflow.DefaultVersion, 1) == 1 {
-						err = d.outsideEnd(ctx, s, err)
-					}
-					if err != nil && firstErr == nil && !isCanceled(err) {
-						firstErr, firstFailed = err, s.step.Path
-						if !in.Settings.ContinueOnStepFailure {
-							stepsCanceled = true
-							cancelSteps()
-						}
+				if !d.decides(ctx, s) {
+					launch(s)
+					continue
+				}
+				s.deciding = true
+				wait(d.decideReuse(stepCtx, s), func(f workflow.Future) {
+					s.deciding = false
+					d.settle(ctx, f, s)
+					if s.state.Status == StatusWaiting && starting() {
+						launch(s)
 					}
 				})
 			}

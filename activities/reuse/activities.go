@@ -142,7 +142,7 @@ func (a *Activities) DecideReuse(ctx context.Context, in DecideInput) (Decision,
 func (a *Activities) parts(ctx context.Context, in DecideInput) ([]Part, error) {
 	parts := specParts(in.Step, in.Inputs)
 	if c := code(in.Step); c != "" {
-		p, err := a.codePart(c)
+		p, err := a.codePart(ctx, in.DefaultDatastore, c)
 		if err != nil {
 			return nil, err
 		}
@@ -177,7 +177,7 @@ func (a *Activities) why(ctx context.Context, in DecideInput, parts []Part, late
 	var codeNames string
 	for _, c := range cs {
 		if c.Name == PartCode && c.Changed() && c.Hash != "" && c.Was != "" {
-			codeNames = a.codeChanges(ctx, c.WasDetail, c.Detail)
+			codeNames = a.codeChanges(ctx, in.DefaultDatastore, c, c)
 		}
 	}
 	if changes := Changes(cs, ran, codeNames); len(changes) > 0 {
@@ -218,10 +218,10 @@ func (a *Activities) RecordReuse(ctx context.Context, in RecordInput) error {
 	r := in.Record
 	r.Created = time.Now().UTC()
 	a.Host.RefreshDatastores(ctx, KeyURI(in.DefaultDatastore, r.Key))
-	if err := writeRecord(ctx, a.Host, KeyURI(in.DefaultDatastore, r.Key), r); err != nil {
+	if err := writeJSON(ctx, a.Host, KeyURI(in.DefaultDatastore, r.Key), r); err != nil {
 		return fmt.Errorf("record step %q for reuse: %w", r.Step, err)
 	}
-	if err := writeRecord(ctx, a.Host, LatestURI(in.DefaultDatastore, r.Pipeline, r.Step), r); err != nil {
+	if err := writeJSON(ctx, a.Host, LatestURI(in.DefaultDatastore, r.Pipeline, r.Step), r); err != nil {
 		return fmt.Errorf("record step %q for reuse: %w", r.Step, err)
 	}
 	return nil

@@ -144,3 +144,26 @@ func TestDecideReuse(t *testing.T) {
 		assert.Equal(t, ReasonOutputsGone, d.Reason)
 	})
 }
+
+// TestDecideNamesChangedFilesOfLocalCode: code named by its local path
+// (the embedded server's runs) is compared file by file too, through the
+// files kept under its hash; what .amlignore leaves out does not count.
+func TestDecideNamesChangedFilesOfLocalCode(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	writeOld(t, filepath.Join(f.src, ".amlignore"), "scratch/\n")
+	f.code = f.src
+	first, err := f.a.DecideReuse(ctx, f.input("run1"))
+	require.NoError(t, err)
+	f.succeed(t, first, "run1")
+
+	writeOld(t, filepath.Join(f.src, "scratch", "notes.txt"), "ignored\n")
+	same, err := f.a.DecideReuse(ctx, f.input("run2"))
+	require.NoError(t, err)
+	require.NotNil(t, same.Reused, "an ignored file is not in the key: %s", same.Reason)
+
+	writeOld(t, filepath.Join(f.src, "src", "train.py"), "print('v2')\n")
+	d, err := f.a.DecideReuse(ctx, f.input("run2"))
+	require.NoError(t, err)
+	assert.Equal(t, "code changed: src/train.py", d.Reason)
+}

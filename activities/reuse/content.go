@@ -103,34 +103,70 @@ func objectFiles(ctx context.Context, s *objectstore.Store, p string) ([]File, e
 
 // codePart is the code's part: a snapshot's content hash, which its URI
 // holds, or the hash of a local code folder as a snapshot would take it
-// (the same ignore rules).
-func (a *Activities) codePart(code string) (Part, error) {
+// (the same ignore rules). A local folder's files and their hashes are
+// kept on the datastore ds under that hash, so a later change can be
+// named file by file.
+func (a *Activities) codePart(ctx context.Context, ds, code string) (Part, error) {
 	p := Part{Name: PartCode, Detail: code}
-	if _, rest, ok := plan.SplitDatastoreURI(code); ok {
-		if hash, _, ok := codesnapshot.ParsePath(strings.TrimSuffix(rest, "/")); ok {
-			p.Hash = hash
-			return p, nil
-		}
+	if hash, ok := snapshotHash(code); ok {
+		p.Hash = hash
+		return p, nil
 	}
 	t, err := codesnapshot.Scan(code, "")
 	if err != nil {
 		return p, fmt.Errorf("code %q: %w", code, err)
 	}
 	p.Hash = t.Hash
-	return p, nil
+	uri := codeFilesURI(ds, t.Hash)
+	if ok, err := exists(ctx, a.Host, uri); err != nil || ok {
+		return p, err
+	}
+	_, all, err := a.Hasher.Tree(t.Root)
+	if err != nil {
+		return p, fmt.Errorf("code %q: %w", code, err)
+	}
+	// Only what the snapshot holds: the ignore rules are codesnapshot's.
+	kept := map[string]bool{}
+	for _, e := range t.Entries {
+		kept[strings.TrimPrefix(strings.TrimPrefix(e.Path, t.Name), "/")] = true
+	}
+	var files []File
+	for _, f := range all {
+		if kept[f.Path] {
+			files = append(files, f)
+		}
+	}
+	return p, writeJSON(ctx, a.Host, uri, files)
 }
 
-// codeChanges names the files that differ between two code snapshots (at
-// most three, then a count), or "" when either is not there to compare.
-func (a *Activities) codeChanges(ctx context.Context, was, now string) string {
-	if !strings.HasPrefix(was, plan.DatastorePrefix) || !strings.HasPrefix(now, plan.DatastorePrefix) {
-		return ""
+// snapshotHash is the hash a code snapshot's URI holds.
+func snapshotHash(code string) (string, bool) {
+	if _, rest, ok := plan.SplitDatastoreURI(code); ok {
+		if hash, _, ok := codesnapshot.ParsePath(strings.TrimSuffix(rest, "/")); ok {
+			return hash, true
+		}
 	}
-	old, err := a.files(ctx, was)
+	return "", false
+}
+
+// codeChanges names the files that differ between two versions of a
+// step's code (at most three, then a count), or "" when either is not
+// there to compare: snapshots are listed on their datastore, local code
+// folders compared by the files kept under their hashes.
+func (a *Activities) codeChanges(ctx context.Context, ds string, was, now Comparison) string {
+	list := func(code, hash string) ([]File, error) {
+		if _, ok := snapshotHash(code); ok {
+			return a.files(ctx, code)
+		}
+		var files []File
+		err := readJSON(ctx, a.Host, codeFilesURI(ds, hash), &files)
+		return files, err
+	}
+	old, err := list(was.WasDetail, was.Was)
 	if err != nil {
 		return ""
 	}
-	cur, err := a.files(ctx, now)
+	cur, err := list(now.Detail, now.Hash)
 	if err != nil {
 		return ""
 	}

@@ -10,6 +10,8 @@ import (
 	"net/url"
 	"os"
 
+	"go.temporal.io/sdk/temporal"
+
 	"github.com/porch-pipelines/porch/activities/atomicfile"
 	"github.com/porch-pipelines/porch/activities/stepio"
 	"github.com/porch-pipelines/porch/compiler/plan"
@@ -48,8 +50,22 @@ func readRecord(ctx context.Context, h *stepio.Host, uri string) (*Record, error
 	return &r, nil
 }
 
-func writeRecord(ctx context.Context, h *stepio.Host, uri string, r Record) error {
-	data, err := json.MarshalIndent(r, "", "  ")
+// codeFilesURI is where the files of the local code folder whose
+// snapshot hash is hash are kept, with their hashes.
+func codeFilesURI(ds, hash string) string {
+	return plan.DatastorePrefix + ds + "/paths/" + recordsDir + "/code/" + hash + ".json"
+}
+
+func readJSON(ctx context.Context, h *stepio.Host, uri string, v any) error {
+	data, err := readData(ctx, h, uri)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(data, v)
+}
+
+func writeJSON(ctx context.Context, h *stepio.Host, uri string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}
@@ -60,7 +76,7 @@ func writeRecord(ctx context.Context, h *stepio.Host, uri string, r Record) erro
 		}
 		return s.Put(ctx, p, bytes.NewReader(data), int64(len(data)))
 	}
-	local, err := h.LocalPath(uri)
+	local, err := localPath(h, uri)
 	if err != nil {
 		return err
 	}
@@ -75,7 +91,7 @@ func readData(ctx context.Context, h *stepio.Host, uri string) ([]byte, error) {
 		}
 		return fs.ReadFile(s.FS(ctx), p)
 	}
-	local, err := h.LocalPath(uri)
+	local, err := localPath(h, uri)
 	if err != nil {
 		return nil, err
 	}
@@ -97,7 +113,7 @@ func exists(ctx context.Context, h *stepio.Host, uri string) (bool, error) {
 		}
 		return true, nil
 	}
-	local, err := h.LocalPath(uri)
+	local, err := localPath(h, uri)
 	if err != nil {
 		return false, err
 	}
@@ -108,4 +124,17 @@ func exists(ctx context.Context, h *stepio.Host, uri string) (bool, error) {
 		return false, fmt.Errorf("check output %q: %w", uri, err)
 	}
 	return true, nil
+}
+
+// UnavailableType is the application error type of a datastore this
+// worker cannot map: trying again would not help.
+const UnavailableType = "ReuseUnavailable"
+
+// localPath maps uri to this worker's path; a failure is not retried.
+func localPath(h *stepio.Host, uri string) (string, error) {
+	local, err := h.LocalPath(uri)
+	if err != nil {
+		return "", temporal.NewNonRetryableApplicationError(err.Error(), UnavailableType, nil)
+	}
+	return local, nil
 }
