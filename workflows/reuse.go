@@ -113,7 +113,7 @@ func (d *dag) settle(ctx workflow.Context, f workflow.Future, n *node) {
 	n.state.Status = StatusReused
 	n.state.Ended = now
 	// The step starts no workflow: nothing to ask about quota or spot.
-	n.state.Claims, n.state.Spot = false, false
+	n.state.Claims, n.state.Spot, n.state.Attempt = false, false, 0
 	n.state.WorkflowID = dec.Reused.Run + "/" + dec.Reused.Step
 	for _, o := range dec.Reused.Outputs {
 		n.setOutput(OutputLocation{Name: o.Name, URI: o.URI})

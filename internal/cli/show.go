@@ -129,7 +129,7 @@ func tookWord(info *workflowpb.WorkflowExecutionInfo) string {
 // writeStepTable prints one row per step.
 func writeStepTable(a *app, steps []workflows.StepState) {
 	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "STEP\tSTATUS\tDURATION\tATTEMPT\tPROGRESS\tERROR")
+	fmt.Fprintln(tw, "STEP\tSTATUS\tDURATION\tATTEMPT\tPROGRESS\tERROR\tWHY IT RAN")
 	now := time.Now()
 	for _, s := range steps {
 		d := "-"
@@ -144,7 +144,20 @@ func writeStepTable(a *app, steps []workflows.StepState) {
 		if detail == "" {
 			detail = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.Path, s.Status, d, attempt, detail, truncate(firstLine(s.Error), 60))
+		errText := truncate(firstLine(s.Error), 60)
+		if errText == "" {
+			errText = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.Path, s.Status, d, attempt, detail, errText, whyItRan(s))
 	}
 	tw.Flush()
+}
+
+// whyItRan is why a step ran rather than reusing an earlier run's outputs,
+// "-" for a reused step or one decided by no reuse check.
+func whyItRan(s workflows.StepState) string {
+	if s.Reuse == nil || s.Reuse.Reason == "" || s.Status == workflows.StatusReused {
+		return "-"
+	}
+	return s.Reuse.Reason
 }
