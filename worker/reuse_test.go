@@ -5,11 +5,15 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/porch-pipelines/porch/activities/objectstore/s3test"
+	"github.com/porch-pipelines/porch/worker"
 )
 
 // reuseChain writes a four-step chain: s2 reads the folder data, s3 runs
@@ -152,4 +156,56 @@ func TestAChainRunTwiceReusesEveryStep(t *testing.T) {
 	assert.Equal(t, "succeeded: recorded outputs are gone", got3["s1"])
 	assert.True(t, strings.HasPrefix(got3["s2"], "reused") || got3["s2"] == "succeeded: no record of this key",
 		"s1 ran with the key it had: s2's inputs are unchanged (%s)", got3["s2"])
+}
+
+// TestWorkersSharingAnS3DatastoreShareReuseRecords runs a pipeline whose
+// default datastore is on MinIO with worker process A serving its steps,
+// then, with A stopped, the same pipeline with worker process B, whose
+// porch home is its own: B reuses A's steps through the records A left on
+// the object store.
+func TestWorkersSharingAnS3DatastoreShareReuseRecords(t *testing.T) {
+	_, _, _, bucket := s3test.Start(t)
+	w, err := worker.Start(temporalClient, worker.Options{Home: t.TempDir(), Workflows: true}) // workflows only
+	require.NoError(t, err)
+	t.Cleanup(w.Stop)
+	store := registerS3(t, bucket)
+	dir := t.TempDir()
+	f := filepath.Join(dir, "p.yml")
+	require.NoError(t, os.WriteFile(f, []byte(fmt.Sprintf(`type: pipeline
+name: shared-reuse
+settings:
+  default_datastore: azureml:%s
+jobs:
+  make:
+    command: echo made > ${{outputs.out}}/m.txt
+    outputs:
+      out:
+  use:
+    command: cat ${{inputs.src}}/m.txt > ${{outputs.out}}/u.txt
+    inputs:
+      src: ${{parent.jobs.make.outputs.out}}
+    outputs:
+      out:
+`, store.Name)), 0o644))
+	h := &harness{t: t, home: t.TempDir()}
+
+	homeA := t.TempDir()
+	a := startWorkerProcess(t, homeA, "", "node-a")
+	first, err := h.run(compile(t, f, nil))
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{"make": "succeeded: first run", "use": "succeeded: first run"}, reasons(t, first))
+	require.NoError(t, a.Process.Signal(syscall.SIGTERM))
+	_ = a.Wait()
+
+	homeB := t.TempDir()
+	startWorkerProcess(t, homeB, "", "node-b")
+	second, err := h.run(compile(t, f, nil))
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{"make": "reused", "use": "reused"}, reasons(t, second))
+	st := steps(t, second)
+	require.NotNil(t, st["use"].Reuse)
+	assert.Equal(t, first, st["use"].Reuse.FromRun)
+	assert.NoDirExists(t, filepath.Join(homeB, "datastores", store.Name, "azureml", "porch-reuse"),
+		"worker B read the records from the object store, not from a folder of its own")
+	assert.NoDirExists(t, filepath.Join(homeA, "datastores", store.Name, "azureml", "porch-reuse"))
 }

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"net/url"
 	"os"
+	"strings"
 
 	"go.temporal.io/sdk/temporal"
 
@@ -105,7 +106,8 @@ func exists(ctx context.Context, h *stepio.Host, uri string) (bool, error) {
 		if err != nil {
 			return false, err
 		}
-		if _, err := fs.Stat(s.FS(ctx), p); err != nil {
+		// A folder output's URI ends with a slash, which fs paths do not.
+		if _, err := fs.Stat(s.FS(ctx), strings.TrimSuffix(p, "/")); err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				return false, nil
 			}
