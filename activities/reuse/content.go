@@ -112,7 +112,8 @@ func (a *Activities) codePart(ctx context.Context, ds, code string) (Part, error
 		p.Hash = hash
 		return p, nil
 	}
-	t, err := codesnapshot.Scan(code, "")
+	// The porch home is left out, as a snapshot leaves it out.
+	t, err := codesnapshot.Scan(code, a.Host.Home)
 	if err != nil {
 		return p, fmt.Errorf("code %q: %w", code, err)
 	}
@@ -121,20 +122,16 @@ func (a *Activities) codePart(ctx context.Context, ds, code string) (Part, error
 	if ok, err := exists(ctx, a.Host, uri); err != nil || ok {
 		return p, err
 	}
-	_, all, err := a.Hasher.Tree(t.Root)
+	// Only what the snapshot holds: the ignore rules are codesnapshot's.
+	var rels []string
+	for _, e := range t.Entries {
+		if e.Kind == codesnapshot.KindFile {
+			rels = append(rels, strings.TrimPrefix(strings.TrimPrefix(e.Path, t.Name), "/"))
+		}
+	}
+	files, err := a.Hasher.Files(t.Root, rels)
 	if err != nil {
 		return p, fmt.Errorf("code %q: %w", code, err)
-	}
-	// Only what the snapshot holds: the ignore rules are codesnapshot's.
-	kept := map[string]bool{}
-	for _, e := range t.Entries {
-		kept[strings.TrimPrefix(strings.TrimPrefix(e.Path, t.Name), "/")] = true
-	}
-	var files []File
-	for _, f := range all {
-		if kept[f.Path] {
-			files = append(files, f)
-		}
 	}
 	return p, writeJSON(ctx, a.Host, uri, files)
 }

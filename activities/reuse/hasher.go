@@ -104,6 +104,37 @@ func (h *Hasher) Tree(root string) (string, []File, error) {
 	return sumFiles(files), files, nil
 }
 
+// Files hashes the files rels (slash-separated, relative to the folder
+// root; "" for a root that is a file) and nothing else of root.
+func (h *Hasher) Files(root string, rels []string) ([]File, error) {
+	r := h.root(root)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.loaded {
+		r.files = h.load(root)
+		r.loaded = true
+	}
+	files := make([]File, 0, len(rels))
+	changed := false
+	for _, rel := range rels {
+		p := filepath.Join(root, filepath.FromSlash(rel))
+		info, err := os.Lstat(p)
+		if err != nil {
+			return nil, fmt.Errorf("hash %q: %w", p, err)
+		}
+		sum, fresh, err := r.hash(p, rel, fs.FileInfoToDirEntry(info))
+		if err != nil {
+			return nil, fmt.Errorf("hash %q: %w", p, err)
+		}
+		changed = changed || fresh
+		files = append(files, File{Path: rel, Hash: sum})
+	}
+	if changed {
+		h.save(root, r.files)
+	}
+	return files, nil
+}
+
 // hash is one file's hash, kept or computed; fresh says it was computed.
 func (r *rootHashes) hash(p, rel string, d fs.DirEntry) (string, bool, error) {
 	info, err := d.Info()
