@@ -98,7 +98,7 @@ func TestAChainRunTwiceReusesEveryStep(t *testing.T) {
 	run := func() (string, time.Duration) {
 		t.Helper()
 		start := time.Now()
-		id, err := h.run(compile(t, chain, nil))
+		id, err := h.run(compileReusable(t, chain, nil))
 		require.NoError(t, err)
 		return id, time.Since(start)
 	}
@@ -139,7 +139,7 @@ func TestAChainRunTwiceReusesEveryStep(t *testing.T) {
 	nondet, _ := run()
 	assert.Equal(t, map[string]string{"s1": "reused", "s2": "reused", "s3": "reused", "s4": "succeeded: is_deterministic: false"}, reasons(t, nondet))
 
-	p := compile(t, chain, nil)
+	p := compileReusable(t, chain, nil)
 	p.Settings.ForceRerun = true
 	forced, err := h.run(p)
 	require.NoError(t, err)
@@ -191,7 +191,7 @@ jobs:
 
 	homeA := t.TempDir()
 	a := startWorkerProcess(t, homeA, "", "node-a")
-	first, err := h.run(compile(t, f, nil))
+	first, err := h.run(compileReusable(t, f, nil))
 	require.NoError(t, err)
 	assert.Equal(t, map[string]string{"make": "succeeded: first run", "use": "succeeded: first run"}, reasons(t, first))
 	require.NoError(t, a.Process.Signal(syscall.SIGTERM))
@@ -199,7 +199,7 @@ jobs:
 
 	homeB := t.TempDir()
 	startWorkerProcess(t, homeB, "", "node-b")
-	second, err := h.run(compile(t, f, nil))
+	second, err := h.run(compileReusable(t, f, nil))
 	require.NoError(t, err)
 	assert.Equal(t, map[string]string{"make": "reused", "use": "reused"}, reasons(t, second))
 	st := steps(t, second)
