@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"text/tabwriter"
 	"time"
 
@@ -83,6 +84,7 @@ func (a *app) showRun(ctx context.Context, sess *session, runID string, info *wo
 	}
 	steps = endedWithRun(steps, info.GetStatus())
 	writeStepTable(a, steps)
+	writeWhyStepsRan(a.stdout, runID, steps)
 	printUsage(ctx, a.stdout, sess.client, steps)
 	printTrials(ctx, a.stdout, sess.client, steps)
 	out := watchOutcome{steps: steps}
@@ -129,7 +131,7 @@ func tookWord(info *workflowpb.WorkflowExecutionInfo) string {
 // writeStepTable prints one row per step.
 func writeStepTable(a *app, steps []workflows.StepState) {
 	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "STEP\tSTATUS\tDURATION\tATTEMPT\tPROGRESS\tERROR\tWHY IT RAN")
+	fmt.Fprintln(tw, "STEP\tSTATUS\tDURATION\tATTEMPT\tPROGRESS\tERROR")
 	now := time.Now()
 	for _, s := range steps {
 		d := "-"
@@ -144,20 +146,23 @@ func writeStepTable(a *app, steps []workflows.StepState) {
 		if detail == "" {
 			detail = "-"
 		}
-		errText := truncate(firstLine(s.Error), 60)
-		if errText == "" {
-			errText = "-"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.Path, s.Status, d, attempt, detail, errText, whyItRan(s))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.Path, s.Status, d, attempt, detail, truncate(firstLine(s.Error), 60))
 	}
 	tw.Flush()
 }
 
-// whyItRan is why a step ran rather than reusing an earlier run's outputs,
-// "-" for a reused step or one decided by no reuse check.
-func whyItRan(s workflows.StepState) string {
-	if s.Reuse == nil || s.Reuse.Reason == "" || s.Status == workflows.StatusReused {
-		return "-"
+// writeWhyStepsRan prints, below the steps, why each step that could have
+// been reused ran.
+func writeWhyStepsRan(w io.Writer, runID string, steps []workflows.StepState) {
+	first := true
+	for _, s := range steps {
+		if s.Reuse == nil || s.Reuse.Reason == "" || s.Status == workflows.StatusReused {
+			continue
+		}
+		if first {
+			fmt.Fprintf(w, "why steps ran rather than reuse an earlier run's outputs (porch job explain %s STEP says more):\n", runID)
+			first = false
+		}
+		fmt.Fprintf(w, "  %s: %s\n", s.Path, s.Reuse.Reason)
 	}
-	return s.Reuse.Reason
 }
