@@ -42,8 +42,8 @@ type Activities struct {
 	// KillGrace is how long a stopped command may take to exit after
 	// SIGTERM before porch sends SIGKILL; 0 means 5 seconds.
 	KillGrace time.Duration
-	// Python is the interpreter that hosts parallel entry scripts; "" means
-	// python3 on PATH.
+	// Python is the worker's Python: every step's python and python3,
+	// and the interpreter of entry scripts; "" means python3 on PATH.
 	Python string
 	// Node names this worker in parallel steps' logs and its own task
 	// queue (NodeTaskQueue); "" means <hostname>-<pid>.
@@ -91,7 +91,7 @@ type Activities struct {
 func (a *Activities) init() {
 	a.once.Do(func() {
 		h := &stepio.Host{Home: a.Home, HeartbeatInterval: a.HeartbeatInterval, KillGrace: a.KillGrace, Node: a.Node,
-			DisableMounts: a.DisableMounts, Datastores: a.Datastores}
+			DisableMounts: a.DisableMounts, Datastores: a.Datastores, Interpreter: a.Python}
 		d := limits.NewDevices(a.InstanceTypes, a.GPUs)
 		a.command = &command.Activities{Host: h, Devices: d}
 		a.parallel = &parallel.Activities{Host: h, Devices: d, Python: a.Python, IdleShutdown: a.IdleShutdown}

@@ -88,8 +88,8 @@ type valueAST struct {
 	Mode string
 	// Type is the type written next to the value, "" for none.
 	Type string
-	// Asset is the registered data asset Path names, nil for none.
-	Asset *plan.DataAsset
+	// Asset is the registered data asset or model Path names, nil for none.
+	Asset *plan.Asset
 }
 
 // outputAST is an output declaration or binding.

@@ -13,6 +13,7 @@ import (
 // Advice for registering what a reference names.
 const (
 	registerData      = "porch data create -f data.yml"
+	registerModel     = "porch model create -f model.yml"
 	registerComponent = "porch component create -f component.yml"
 )
 
@@ -89,26 +90,57 @@ func (r assetRef) String() string {
 	return "azureml:" + r.Name + ":" + r.Version
 }
 
-// findData returns the data asset a well-formed catalogue reference names,
-// nil when there is none (the checker reports why).
-func findData(cat *plan.Catalog, ref string) *plan.DataAsset {
+// assetKind is what a data reference may name: a data asset or a model.
+type assetKind struct {
+	noun, register string
+	list           func(*plan.Catalog) []plan.Asset
+	// fits reports whether an asset of type got may be given to an input
+	// of type want.
+	fits func(got, want string) bool
+}
+
+var (
+	dataAssets = assetKind{"data asset", registerData, func(c *plan.Catalog) []plan.Asset { return c.Data }, assetFits}
+	models     = assetKind{"model", registerModel, func(c *plan.Catalog) []plan.Asset { return c.Models },
+		func(got, want string) bool { return want == "" || isPrimitive(want) || got == want }}
+)
+
+// kindsFor lists where a reference given to an input of type want is
+// looked up, first match first: a model input names a model (or, as
+// before models could be registered, a data asset holding one), an
+// untyped input a data asset or else a model, a data input a data asset.
+func kindsFor(want string) []assetKind {
+	switch {
+	case contains(plan.ModelTypes, want):
+		return []assetKind{models, dataAssets}
+	case want == "" || isPrimitive(want):
+		return []assetKind{dataAssets, models}
+	}
+	return []assetKind{dataAssets}
+}
+
+// findAsset returns the data asset or model a well-formed catalogue
+// reference given to an input of type want names, and its kind; nil when
+// there is none (the checker reports why).
+func findAsset(cat *plan.Catalog, ref, want string) (*plan.Asset, assetKind) {
 	if cat == nil || !catalogRef(ref) {
-		return nil
+		return nil, assetKind{}
 	}
 	r, bad, _ := parseAssetRef(ref)
 	if bad != "" {
-		return nil
+		return nil, assetKind{}
 	}
-	d, ok := cat.FindData(r.Name, r.Version)
-	if !ok {
-		return nil
+	for _, k := range kindsFor(want) {
+		if a, ok := plan.FindAsset(k.list(cat), r.Name, r.Version); ok {
+			return &a, k
+		}
 	}
-	return &d
+	return nil, assetKind{}
 }
 
 // missingAsset explains a reference the catalogue cannot resolve: which
 // names or versions are registered and how to register what is missing.
-// kind is "data asset" or "component"; names and versions are in
+// kind is "data asset", "model" or "component"; names and versions are in
 // registration order.
 func missingAsset(kind, register string, r assetRef, names []string, versions []string) (string, string) {
 	if len(versions) > 0 {
@@ -158,29 +190,49 @@ func namesAndVersions(n int, at func(int) (string, string), name string) ([]stri
 	return names, versions
 }
 
-// dataProblem explains why the catalogue cannot resolve a data reference,
-// or why the asset it names does not fit an input of type want ("" when
-// untyped). It returns "" summaries for a reference that resolves and fits.
+// dataProblem explains why the catalogue cannot resolve a data or model
+// reference, or why the asset it names does not fit an input of type want
+// ("" when untyped). It returns "" summaries for a reference that resolves
+// and fits.
 func dataProblem(cat *plan.Catalog, ref, want string) (string, string) {
+	kinds := kindsFor(want)
 	r, bad, detail := parseAssetRef(ref)
 	if bad != "" {
-		return "data " + bad, detail
+		return strings.TrimSuffix(kinds[0].noun, " asset") + " " + bad, detail
 	}
 	if cat == nil {
 		cat = &plan.Catalog{}
 	}
-	d, ok := cat.FindData(r.Name, r.Version)
-	if !ok {
-		names, versions := namesAndVersions(len(cat.Data), func(i int) (string, string) {
-			return cat.Data[i].Name, cat.Data[i].Version
-		}, r.Name)
-		return missingAsset("data asset", registerData, r, names, versions)
+	d, k := findAsset(cat, ref, want)
+	if d == nil {
+		return missingAssetOf(cat, kinds, r)
 	}
-	if !assetFits(d.Type, want) {
-		return fmt.Sprintf("data asset %q version %q is %s, but the input is %s", d.Name, d.Version, d.Type, want),
-			fmt.Sprintf("give the input type %s, or name a data asset of type %s", d.Type, want)
+	if !k.fits(d.Type, want) {
+		return fmt.Sprintf("%s %q version %q is %s, but the input is %s", k.noun, d.Name, d.Version, d.Type, want),
+			fmt.Sprintf("give the input type %s, or name a %s of type %s", d.Type, k.noun, want)
 	}
 	return "", ""
+}
+
+// missingAssetOf explains a reference that none of kinds resolves, as the
+// first kind that has its name (with other versions), else the first kind.
+func missingAssetOf(cat *plan.Catalog, kinds []assetKind, r assetRef) (string, string) {
+	k := kinds[0]
+	for _, kk := range kinds {
+		if _, ok := plan.FindAsset(kk.list(cat), r.Name, ""); ok {
+			k = kk
+			break
+		}
+	}
+	list := k.list(cat)
+	names, versions := namesAndVersions(len(list), func(i int) (string, string) {
+		return list[i].Name, list[i].Version
+	}, r.Name)
+	summary, detail := missingAsset(k.noun, k.register, r, names, versions)
+	if m, ok := cat.FindModel(r.Name, r.Version); ok && len(kinds) == 1 {
+		detail = fmt.Sprintf("%q is a registered model (%s): give the input type %s, or %s", r.Name, m.Type, m.Type, detail)
+	}
+	return summary, detail
 }
 
 // assetFits reports whether a data asset of type got may be given to an
@@ -245,16 +297,17 @@ func (p *parser) catalogComponent(name string, v *yaml.Node, ref string) (*compo
 	return c, true
 }
 
-// assetData is the data a registered asset gives an input of type typ:
-// the asset's path, typed as the input when it says more than the asset.
-func assetData(a plan.DataAsset, typ, mode string) *plan.Data {
+// assetData is the data a registered data asset or model gives an input
+// of type typ: the asset's path, typed as the input when it says more
+// than the asset.
+func assetData(a plan.Asset, typ, mode string) *plan.Data {
 	if typ == "" || isPrimitive(typ) {
 		typ = a.Type
 	}
 	return &plan.Data{Type: typ, Path: a.Path, Mode: mode}
 }
 
-// setAsset resolves a --set value that names a data asset. The input's
+// setAsset resolves a --set value that names a data asset or a model. The input's
 // written type, if any, must fit the asset; an inferred one gives way.
 func (l *lowerer) setAsset(decl *inputAST, typ, v, source string) plan.Value {
 	want := decl.Type
@@ -263,7 +316,7 @@ func (l *lowerer) setAsset(decl *inputAST, typ, v, source string) plan.Value {
 	}
 	pos := plan.Pos{File: source}
 	if !catalogRef(v) {
-		summary, detail := foreignRef("data", v, "porch resolves local files, datastore, https and file URIs, and data assets registered with "+registerData)
+		summary, detail := foreignRef("data", v, readableData)
 		l.errorf(pos, detail, "--set inputs.%s: %s", decl.Name, summary)
 		return plan.Value{Kind: plan.ValueNone}
 	}
@@ -271,6 +324,6 @@ func (l *lowerer) setAsset(decl *inputAST, typ, v, source string) plan.Value {
 		l.errorf(pos, detail, "--set inputs.%s: %s", decl.Name, summary)
 		return plan.Value{Kind: plan.ValueNone}
 	}
-	a := findData(l.catalog, v)
+	a, _ := findAsset(l.catalog, v, want)
 	return plan.Value{Kind: plan.ValueData, Data: assetData(*a, want, valueMode(decl.Value))}
 }

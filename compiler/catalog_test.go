@@ -16,9 +16,9 @@ import (
 // `porch component create -f` would have read them.
 var registeredDir = filepath.Join("testdata", "TestCatalog", "registered")
 
-// testCatalog registers data assets and components in an order that makes
-// "latest" differ from the highest version: iris 1, 3, 2 (latest is 2) and
-// train 2, 1 (latest is 1).
+// testCatalog registers data assets, models and components in an order
+// that makes "latest" differ from the highest version: iris 1, 3, 2
+// (latest is 2) and train 2, 1 (latest is 1).
 func testCatalog(t *testing.T) *plan.Catalog {
 	t.Helper()
 	component := func(name, version, file string) plan.ComponentAsset {
@@ -27,12 +27,16 @@ func testCatalog(t *testing.T) *plan.Catalog {
 		return plan.ComponentAsset{Name: name, Version: version, Source: string(src), Dir: registeredDir}
 	}
 	return &plan.Catalog{
-		Data: []plan.DataAsset{
+		Data: []plan.Asset{
 			{Name: "iris", Version: "1", Type: "uri_folder", Path: "/data/iris/1"},
 			{Name: "iris", Version: "3", Type: "uri_folder", Path: "/data/iris/3"},
 			{Name: "iris", Version: "2", Type: "uri_folder", Path: "/data/iris/2"},
 			{Name: "sales", Version: "2", Type: "mltable", Path: "azureml://datastores/shared/paths/sales/"},
 			{Name: "labels", Version: "1", Type: "uri_file", Path: "/data/labels.csv"},
+		},
+		Models: []plan.Asset{
+			{Name: "clf", Version: "1", Type: "custom_model", Path: "/models/clf/1"},
+			{Name: "clf", Version: "2", Type: "mlflow_model", Path: "azureml://datastores/shared/paths/clf/2"},
 		},
 		Components: []plan.ComponentAsset{
 			component("train", "2", "train_v2.yml"),
@@ -171,5 +175,53 @@ func TestGarbledCatalog(t *testing.T) {
 		cat := testCatalog(t)
 		cat.Components[0].Source = string(v)
 		compile("registered component", data, cat)
+	}
+}
+
+// TestPlanCatalogModels resolves registered models, pinned and @latest, in
+// model inputs and an untyped one, and with --set.
+func TestPlanCatalogModels(t *testing.T) {
+	read := memFS(map[string][]byte{"p.yml": []byte(`type: pipeline
+inputs:
+  pinned: {type: custom_model, path: "azureml:clf:1"}
+  latest: {type: mlflow_model, path: "azureml:clf@latest"}
+  untyped: {path: "azureml:clf:1"}
+jobs:
+  score:
+    command: ls ${{inputs.m}} ${{inputs.n}} ${{inputs.u}}
+    inputs:
+      m: ${{parent.inputs.pinned}}
+      u: ${{parent.inputs.untyped}}
+      n:
+        type: mlflow_model
+        path: azureml:clf@latest
+`)})
+	opts := Options{ReadFile: read, Catalog: testCatalog(t)}
+	p, diags := Compile("p.yml", opts)
+	require.False(t, diags.HasErrors(), "%s", diags.Error())
+	ins := p.Pipeline.Inputs
+	assert.Equal(t, &plan.Data{Type: "custom_model", Path: "/models/clf/1"}, input(t, ins, "pinned").Value.Data)
+	assert.Equal(t, &plan.Data{Type: "mlflow_model", Path: "azureml://datastores/shared/paths/clf/2"}, input(t, ins, "latest").Value.Data)
+	assert.Equal(t, "custom_model", input(t, ins, "untyped").Type, "an untyped input takes the model's type")
+	assert.Equal(t, &plan.Data{Type: "custom_model", Path: "/models/clf/1"}, input(t, ins, "untyped").Value.Data)
+	n := input(t, step(t, p.Pipeline.Steps, "score").Inputs, "n")
+	assert.Equal(t, &plan.Data{Type: "mlflow_model", Path: "azureml://datastores/shared/paths/clf/2"}, n.Value.Data)
+
+	opts.Set = map[string]string{"inputs.latest": "azureml:clf:2"}
+	p, diags = Compile("p.yml", opts)
+	require.False(t, diags.HasErrors(), "%s", diags.Error())
+	assert.Equal(t, "azureml://datastores/shared/paths/clf/2", input(t, p.Pipeline.Inputs, "latest").Value.Data.Path)
+	for set, want := range map[string]string{
+		"azureml:clf:2":      `--set inputs.pinned: model "clf" version "2" is mlflow_model, but the input is custom_model`,
+		"azureml:clf:9":      `--set inputs.pinned: model "clf" has no version "9"`,
+		"azureml:knn@latest": `--set inputs.pinned: model "knn" is not registered`,
+	} {
+		opts.Set = map[string]string{"inputs.pinned": set}
+		_, diags := Compile("p.yml", opts)
+		require.Len(t, diags, 1, set)
+		assert.Equal(t, want, diags[0].Summary)
+		if !strings.Contains(want, "but the input is") {
+			assert.Contains(t, diags[0].Detail, "porch model create")
+		}
 	}
 }

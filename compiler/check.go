@@ -40,7 +40,10 @@ func (c *checker) checkPipeline(pl *pipelineAST) {
 	}
 	pl.checked = true
 	for _, in := range pl.Inputs {
-		c.checkDecl(in, "pipeline input")
+		// A root input that --set replaces is never read: its written
+		// path need not be one porch reads.
+		_, replaced := c.sets["inputs."+in.Name]
+		c.checkDecl(in, "pipeline input", replaced && pl == c.root)
 		if in.Value != nil && in.Value.Ref != nil {
 			c.errorf(in.Value.Pos, "give the pipeline input a value; bindings belong in steps", "pipeline input %q cannot be a binding", in.Name)
 		}
@@ -58,8 +61,9 @@ func (c *checker) checkPipeline(pl *pipelineAST) {
 	c.checkPipelineOutputs(pl, steps)
 }
 
-// checkDecl checks an input declaration: a known type and a default that fits.
-func (c *checker) checkDecl(in *inputAST, what string) {
+// checkDecl checks an input declaration: a known type, a default that fits
+// and, unless replaced, a data path porch can read.
+func (c *checker) checkDecl(in *inputAST, what string, replaced bool) {
 	if !c.checkType(in, what) {
 		return
 	}
@@ -71,7 +75,7 @@ func (c *checker) checkDecl(in *inputAST, what string) {
 			c.errorf(lit.Pos, "change the value to fit the declaration", "%s %q: value %q %s", what, in.Name, lit.Value, prob)
 		}
 	}
-	if v := in.Value; v != nil && v.Path != nil {
+	if v := in.Value; v != nil && v.Path != nil && !replaced {
 		c.checkDataPath(v.Path, orDefault(in.Type, v.Type))
 	}
 }
@@ -96,17 +100,20 @@ func valueLit(v *valueAST) *scalarAST {
 // checkDataPath resolves azureml:<name>:<version> data through the
 // catalogue, checking the asset fits an input of type want ("" for
 // untyped), and refuses other azureml references (registries, resource
-// ids, unknown forms).
+// ids, unknown forms) and URIs porch cannot read (https://, wasbs://, ...).
 func (c *checker) checkDataPath(s *scalarAST, want string) {
 	if name, rest, ok := plan.SplitDatastoreURI(strings.TrimSpace(s.Value)); ok {
 		c.checkDatastorePath("data", s, name, rest)
 		return
 	}
+	if summary, detail := unreadableURI("data", s.Value); summary != "" {
+		c.errorf(s.Pos, detail, "%s", summary)
+		return
+	}
 	switch {
 	case !remoteRef(s.Value):
 	case !catalogRef(s.Value):
-		summary, detail := foreignRef("data", s.Value, "porch resolves local files, datastore, https and file URIs, and data assets registered with "+
-			registerData+": use one of those")
+		summary, detail := foreignRef("data", s.Value, readableData+": use one of those")
 		c.errorf(s.Pos, detail, "%s", summary)
 	default:
 		if summary, detail := dataProblem(c.catalog, s.Value, want); summary != "" {
@@ -131,7 +138,7 @@ func (c *checker) checkComponent(comp *componentAST) {
 		return
 	}
 	for _, in := range comp.Inputs {
-		c.checkDecl(in, "component input")
+		c.checkDecl(in, "component input", false)
 	}
 	c.checkOutputDecls(comp.Outputs)
 	c.checkTemplate(comp.Command, comp.Inputs, comp.Outputs, "component")

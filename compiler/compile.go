@@ -10,7 +10,10 @@ import (
 
 // Options tune a compilation.
 type Options struct {
-	// Set overrides pipeline inputs: keys like "inputs.x" (from `porch run --set inputs.x=v`).
+	// Set overrides what the root file says, as `az ml job create --set`:
+	// keys like "inputs.x", "inputs.x.path", "settings.force_rerun" or
+	// "jobs.train.compute" (from `porch run --set KEY=VALUE`; SetForms
+	// lists them).
 	Set map[string]string
 	// ReadFile reads a file; nil means reading regular files only, up to
 	// Limits.MaxFileBytes (userfile.Read). The only I/O the compiler does.
@@ -60,6 +63,10 @@ func compile(ctx context.Context, path string, opts Options) (*plan.Plan, Diagno
 	p := newParser(ctx, read, opts.Limits)
 	p.root = path
 	p.catalog = opts.Catalog
+	// Root inputs' overrides are converted to the input's type when
+	// lowered; the others change the YAML tree before parsing.
+	opts.Set, p.sets = splitSets(opts.Set)
+	p.inputSets = opts.Set
 	var all Diagnostics
 	stop := func(d *diags) bool {
 		if p.stopped() && d != &p.diags {

@@ -33,7 +33,7 @@ func examplesCatalog(t *testing.T) *plan.Catalog {
 			component("my_eval", e2e+"eval.yml"),
 			component("uci_heart_prepare", "endpoints/batch/deploy-pipelines/batch-scoring-with-preprocessing/components/prepare/prepare.yml"),
 		},
-		Data: []plan.DataAsset{
+		Data: []plan.Asset{
 			{Name: "local-folder-example", Version: "1", Type: "uri_folder", Path: filepath.Join(cli, "assets/data/sample-data")},
 			{Name: "credit-default-reference", Version: "1", Type: "uri_file", Path: "/data/credit-default/reference.csv"},
 			{Name: "heart-classifier-transforms", Version: "1", Type: "uri_folder", Path: "/models/heart-classifier-transforms"},

@@ -11,7 +11,7 @@ import (
 // rootInputs resolves the root pipeline's inputs: --set overrides, then the
 // value given by a batch-style job, then the value or default written.
 func (l *lowerer) rootInputs(body *pipelineAST, given []*inputAST, givenDir, source string) []plan.Input {
-	sets := l.setOverrides(body.Inputs, source)
+	sets := l.setOverrides(body.Inputs)
 	var out []plan.Input
 	for _, decl := range body.Inputs {
 		typ := pipelineInputType(decl)
@@ -49,20 +49,17 @@ func (l *lowerer) rootInputs(body *pipelineAST, given []*inputAST, givenDir, sou
 }
 
 // setOverrides checks the --set keys and returns them by input name.
-func (l *lowerer) setOverrides(decls []*inputAST, source string) map[string]string {
+func (l *lowerer) setOverrides(decls []*inputAST) map[string]string {
 	out := map[string]string{}
-	pos := plan.Pos{File: source}
 	for _, key := range sortedKeys(l.opts.Set) {
-		name, ok := strings.CutPrefix(key, "inputs.")
-		switch {
-		case !ok || name == "":
-			l.errorf(pos, "write --set inputs.<name>=<value>", "--set %q: only pipeline inputs can be set", key)
-		case findInput(decls, name) == nil:
-			l.errorf(pos, withHint("the pipeline declares "+list(inputNames(decls)), suggest(name, inputNames(decls))),
-				"--set %q: the pipeline has no input %q", key, name)
-		default:
-			out[name] = l.opts.Set[key]
+		// splitSets left only inputs.NAME keys.
+		name := strings.TrimPrefix(key, "inputs.")
+		if findInput(decls, name) == nil {
+			l.errorf(setPos(key), withHint("the pipeline declares "+listOr(inputNames(decls), "none"), suggest(name, inputNames(decls))),
+				"the pipeline has no input %q", name)
+			continue
 		}
+		out[name] = l.opts.Set[key]
 	}
 	return out
 }
@@ -73,6 +70,10 @@ func (l *lowerer) setValue(decl *inputAST, typ, v, source string) plan.Value {
 	if !isPrimitive(typ) {
 		if remoteRef(v) {
 			return l.setAsset(decl, typ, v, source)
+		}
+		if summary, detail := unreadableURI("data", v); summary != "" {
+			l.errorf(plan.Pos{File: source}, detail, "--set inputs.%s: %s", decl.Name, summary)
+			return plan.Value{Kind: plan.ValueNone}
 		}
 		p := v
 		if !strings.Contains(v, "://") {
@@ -110,7 +111,7 @@ func (l *lowerer) literalOrData(dir, typ string, v *valueAST) plan.Value {
 	if p == nil {
 		p = v.Lit
 	}
-	if a := findData(l.catalog, p.Value); a != nil {
+	if a, _ := findAsset(l.catalog, p.Value, orDefault(v.Type, typ)); a != nil {
 		return plan.Value{Kind: plan.ValueData, Data: assetData(*a, orDefault(v.Type, typ), v.Mode)}
 	}
 	return plan.Value{Kind: plan.ValueData, Data: &plan.Data{Type: orDefault(orDefault(v.Type, typ), "uri_folder"),

@@ -41,6 +41,9 @@ type parser struct {
 	// of a standalone sweep job); searchRefs collects those references.
 	sweepRefs  bool
 	searchRefs []searchRef
+	// sets are the --set overrides applied to the root file's YAML tree
+	// (applySets); inputSets those of root inputs, set whole at lowering.
+	sets, inputSets map[string]string
 	// catalog is Options.Catalog: registered data assets and components.
 	catalog *plan.Catalog
 	// instanceTypes collects every resources.instance_type, which the
@@ -120,6 +123,7 @@ func (p *parser) parseRoot(name string) *pipelineAST {
 	if root == nil {
 		return nil
 	}
+	p.applySets(name, root, p.sets)
 	typ, jobs, comp := lookup(root, "type"), lookup(root, "jobs"), lookup(root, "component")
 	if typ != nil && typ.val.Kind == yaml.ScalarNode && typ.val.Value == string(plan.StepSweep) {
 		return p.parseSweepJob(name, root)

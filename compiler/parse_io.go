@@ -84,7 +84,8 @@ func (p *parser) parseInput(name string, e entry, ctx inputCtx) *inputAST {
 		in.Value = p.scalarValue(name, f["value"].val)
 	}
 	if pth := p.scalar(name, f["path"]); pth != nil {
-		val := &valueAST{Pos: pth.Pos, Path: pth, Asset: findData(p.catalog, pth.Value)}
+		asset, _ := findAsset(p.catalog, pth.Value, in.Type)
+		val := &valueAST{Pos: pth.Pos, Path: pth, Asset: asset}
 		if strings.Contains(pth.Value, "${{") {
 			// A path: ${{parent...}} is a binding; scalarValue has
 			// reported a broken one.

@@ -73,7 +73,6 @@ func TestPlanIO(t *testing.T) {
 	assert.Equal(t, plan.Value{Kind: plan.ValueLiteral, Literal: "3"}, input(t, root.Inputs, "epochs").Value)
 	assert.Equal(t, &plan.Data{Type: "uri_folder", Path: abs(t, "data")}, input(t, root.Inputs, "local_data").Value.Data)
 	assert.Equal(t, "azureml://datastores/workspaceblobstore/paths/iris.csv", input(t, root.Inputs, "blob").Value.Data.Path)
-	assert.Equal(t, "https://example.com/iris.csv", input(t, root.Inputs, "web").Value.Data.Path)
 
 	// consume is declared first but needs prepare: topological order, ties
 	// by declaration order.
@@ -170,8 +169,8 @@ func TestPlanSetErrors(t *testing.T) {
 	for set, want := range map[string]string{
 		"inputs.count=0":    `pipeline input "count": value "0" is below the minimum 1`,
 		"inputs.count=x":    `pipeline input "count": value "x" is not an integer`,
-		"inputs.cuont=1":    `--set "inputs.cuont": the pipeline has no input "cuont"`,
-		"settings.x=1":      `--set "settings.x": only pipeline inputs can be set`,
+		"inputs.cuont=1":    `the pipeline has no input "cuont"`,
+		"settings.x=1":      `"settings.x" is not a key porch can set`,
 		"inputs.greeting=a": "",
 	} {
 		k, v, _ := cut(set)
@@ -266,4 +265,28 @@ func TestPlanJSON(t *testing.T) {
 		require.NoError(t, json.Unmarshal(data, &back))
 		assert.Equal(t, p, &back, name)
 	}
+}
+
+// TestSetReplacesUnreadableData checks that a web or Azure storage URI is
+// refused, whether written or given with --set, and that --set replacing a
+// written one with a local path compiles: the written URI is never read.
+func TestSetReplacesUnreadableData(t *testing.T) {
+	read := memFS(map[string][]byte{
+		"p.yml": []byte("type: pipeline\ninputs:\n  web:\n    type: uri_file\n    path: https://example.com/iris.csv\n" +
+			"jobs:\n  t:\n    command: cat ${{inputs.f}}\n    inputs:\n      f: ${{parent.inputs.web}}\n"),
+	})
+	_, diags := Compile("p.yml", Options{ReadFile: read})
+	require.Len(t, diags, 1, diags.Error())
+	assert.Equal(t, `data "https://example.com/iris.csv": porch cannot read https:// URIs`, diags[0].Summary)
+	assert.Equal(t, plan.Pos{File: "p.yml", Line: 5, Col: 11}, diags[0].Pos)
+	assert.Contains(t, diags[0].Detail, "download the file and give its local path")
+
+	_, diags = Compile("p.yml", Options{ReadFile: read, Set: map[string]string{"inputs.web": "wasbs://c@acct.blob.core.windows.net/iris.csv"}})
+	require.Len(t, diags, 1, diags.Error())
+	assert.Equal(t, `--set inputs.web: data "wasbs://c@acct.blob.core.windows.net/iris.csv": porch cannot read wasbs:// URIs`, diags[0].Summary)
+	assert.Contains(t, diags[0].Detail, "porch datastore create")
+
+	p, diags := Compile("p.yml", Options{ReadFile: read, Set: map[string]string{"inputs.web": "/tmp/iris.csv"}})
+	require.False(t, diags.HasErrors(), diags.Error())
+	assert.Equal(t, "/tmp/iris.csv", p.Pipeline.Inputs[0].Value.Data.Path)
 }

@@ -69,7 +69,7 @@ func BenchmarkCompileChain400(b *testing.B) {
 
 // samplesCatalog is what samples/datastores registers (its data.yml): the
 // samples compile as on a server where it is registered.
-var samplesCatalog = &plan.Catalog{Data: []plan.DataAsset{
+var samplesCatalog = &plan.Catalog{Data: []plan.Asset{
 	{Name: "words", Version: "1", Type: "uri_folder", Path: "/samples/datastores/words"},
 }}
 

@@ -166,6 +166,9 @@ func nodePos(file string, n *yaml.Node) plan.Pos {
 	if n == nil {
 		return plan.Pos{File: file}
 	}
+	if n.Line == 0 && strings.HasPrefix(n.LineComment, setMark) {
+		return plan.Pos{File: n.LineComment}
+	}
 	return plan.Pos{File: file, Line: n.Line, Col: n.Column}
 }
 

@@ -47,8 +47,9 @@ type Options struct {
 	// BuildID names this worker's code in workflow histories; "" means
 	// porch@<module version>.
 	BuildID string
-	// Python is the interpreter that hosts parallel steps' entry scripts;
-	// "" means $PORCH_PYTHON, else python3 on PATH.
+	// Python is every step's python and python3 and the interpreter of
+	// parallel steps' entry scripts; "" means $PORCH_PYTHON, else python3
+	// on PATH.
 	Python string
 	// Node names this worker in parallel steps' logs and resource
 	// monitors; "" means <hostname>-<pid>.

@@ -32,6 +32,7 @@ type CatalogKind string
 const (
 	KindDatastore    CatalogKind = "datastore"
 	KindData         CatalogKind = "data"
+	KindModel        CatalogKind = "model"
 	KindComponent    CatalogKind = "component"
 	KindCompute      CatalogKind = "compute"
 	KindInstanceType CatalogKind = "instance-type"
@@ -41,7 +42,8 @@ const (
 // InstanceTypes is one apply of an InstanceType or InstanceTypeList file.
 type CatalogEntry struct {
 	Datastore     *plan.Datastore      `json:"datastore,omitempty"`
-	Data          *plan.DataAsset      `json:"data,omitempty"`
+	Data          *plan.Asset          `json:"data,omitempty"`
+	Model         *plan.Asset          `json:"model,omitempty"`
 	Component     *plan.ComponentAsset `json:"component,omitempty"`
 	Compute       *plan.Compute        `json:"compute,omitempty"`
 	InstanceTypes []plan.InstanceType  `json:"instance_types,omitempty"`
@@ -55,6 +57,9 @@ func (e CatalogEntry) Kind() CatalogKind {
 	}
 	if e.Data != nil {
 		kinds = append(kinds, KindData)
+	}
+	if e.Model != nil {
+		kinds = append(kinds, KindModel)
 	}
 	if e.Component != nil {
 		kinds = append(kinds, KindComponent)
@@ -135,20 +140,9 @@ func validateEntry(cat *plan.Catalog, e CatalogEntry) error {
 	case KindDatastore:
 		return validateDatastore(*e.Datastore)
 	case KindData:
-		d := e.Data
-		if err := validateNameVersion("data asset", d.Name, d.Version); err != nil {
-			return err
-		}
-		if !slices.Contains([]string{"uri_file", "uri_folder", "mltable"}, d.Type) {
-			return fmt.Errorf("data asset %q has type %q: expected uri_file, uri_folder or mltable", d.Name, d.Type)
-		}
-		if d.Path == "" {
-			return fmt.Errorf("data asset %q has no path: give its path: (a local path or an azureml://datastores/ URI)", d.Name)
-		}
-		if slices.ContainsFunc(cat.Data, func(x plan.DataAsset) bool { return x.Name == d.Name && x.Version == d.Version }) {
-			return fmt.Errorf("data asset %q version %q is already registered and versions are immutable: "+
-				"give the new one another version: in its file", d.Name, d.Version)
-		}
+		return validateAsset(KindData, *e.Data, cat.Data, plan.DataTypes)
+	case KindModel:
+		return validateAsset(KindModel, *e.Model, cat.Models, plan.ModelTypes)
 	case KindComponent:
 		c := e.Component
 		if err := validateNameVersion("component", c.Name, c.Version); err != nil {
@@ -166,7 +160,27 @@ func validateEntry(cat *plan.Catalog, e CatalogEntry) error {
 	case KindInstanceType:
 		return validateInstanceTypes(cat, e.InstanceTypes)
 	default:
-		return errors.New("a catalogue entry must be exactly one of a datastore, a data asset, a component, a compute or instance types")
+		return errors.New("a catalogue entry must be exactly one of a datastore, a data asset, a model, a component, a compute or instance types")
+	}
+	return nil
+}
+
+// validateAsset checks a data asset or model (kind) against the versions
+// registered (list): versions are immutable.
+func validateAsset(kind CatalogKind, a plan.Asset, list []plan.Asset, types []string) error {
+	noun := kindNoun(kind)
+	if err := validateNameVersion(noun, a.Name, a.Version); err != nil {
+		return err
+	}
+	if !slices.Contains(types, a.Type) {
+		return fmt.Errorf("%s %q has type %q: expected %s", noun, a.Name, a.Type, strings.Join(types, ", "))
+	}
+	if a.Path == "" {
+		return fmt.Errorf("%s %q has no path: give its path (a local path or an azureml://datastores/ URI)", noun, a.Name)
+	}
+	if _, ok := plan.FindAsset(list, a.Name, a.Version); ok {
+		return fmt.Errorf("%s %q version %q is already registered and versions are immutable: "+
+			"give the new one another version (version: in its file, or --version)", noun, a.Name, a.Version)
 	}
 	return nil
 }
@@ -233,6 +247,8 @@ func registerEntry(cat *plan.Catalog, e CatalogEntry) (RegisterResult, error) {
 		cat.Datastores = append(cat.Datastores, *e.Datastore)
 	case KindData:
 		cat.Data = append(cat.Data, *e.Data)
+	case KindModel:
+		cat.Models = append(cat.Models, *e.Model)
 	case KindComponent:
 		cat.Components = append(cat.Components, *e.Component)
 	case KindCompute:
@@ -250,7 +266,7 @@ func findEntry(cat *plan.Catalog, r CatalogRemoval) error {
 		if _, ok := cat.FindDatastore(r.Name); !ok {
 			return fmt.Errorf("no datastore %q is registered: list them with `porch datastore list`", r.Name)
 		}
-	case KindData, KindComponent:
+	case KindData, KindModel, KindComponent:
 		if r.Version == "" {
 			return fmt.Errorf("removing %s %q needs a version: NAME:VERSION", kindNoun(r.Kind), r.Name)
 		}
@@ -261,7 +277,7 @@ func findEntry(cat *plan.Catalog, r CatalogRemoval) error {
 	case KindCompute, KindInstanceType:
 		return findComputeEntry(cat, r)
 	default:
-		return fmt.Errorf("cannot remove a %q: expected datastore, data, component, compute or instance-type", r.Kind)
+		return fmt.Errorf("cannot remove a %q: expected datastore, data, model, component, compute or instance-type", r.Kind)
 	}
 	return nil
 }
@@ -274,11 +290,11 @@ func kindNoun(k CatalogKind) string {
 	return string(k)
 }
 
-// entryIndex is the index of a data asset's or component's version, -1
-// when absent.
+// entryIndex is the index of a data asset's, model's or component's
+// version, -1 when absent.
 func entryIndex(cat *plan.Catalog, r CatalogRemoval) int {
-	if r.Kind == KindData {
-		return slices.IndexFunc(cat.Data, func(x plan.DataAsset) bool { return x.Name == r.Name && x.Version == r.Version })
+	if list := assetList(cat, r.Kind); list != nil {
+		return slices.IndexFunc(*list, func(x plan.Asset) bool { return x.Name == r.Name && x.Version == r.Version })
 	}
 	return slices.IndexFunc(cat.Components, func(x plan.ComponentAsset) bool { return x.Name == r.Name && x.Version == r.Version })
 }
@@ -290,14 +306,27 @@ func removeEntry(cat *plan.Catalog, r CatalogRemoval) error {
 	switch r.Kind {
 	case KindDatastore:
 		cat.Datastores = slices.DeleteFunc(cat.Datastores, func(x plan.Datastore) bool { return x.Name == r.Name })
-	case KindData:
+	case KindData, KindModel:
+		list := assetList(cat, r.Kind)
 		i := entryIndex(cat, r)
-		cat.Data = slices.Delete(cat.Data, i, i+1)
+		*list = slices.Delete(*list, i, i+1)
 	case KindComponent:
 		i := entryIndex(cat, r)
 		cat.Components = slices.Delete(cat.Components, i, i+1)
 	case KindCompute, KindInstanceType:
 		removeComputeEntry(cat, r)
+	}
+	return nil
+}
+
+// assetList is the catalogue's list of data assets or models, nil for
+// other kinds.
+func assetList(cat *plan.Catalog, k CatalogKind) *[]plan.Asset {
+	switch k {
+	case KindData:
+		return &cat.Data
+	case KindModel:
+		return &cat.Models
 	}
 	return nil
 }

@@ -75,7 +75,7 @@ func local(name, dir string) CatalogEntry {
 }
 
 func data(name, version, p string) CatalogEntry {
-	return CatalogEntry{Data: &plan.DataAsset{Name: name, Version: version, Type: "uri_folder", Path: p}}
+	return CatalogEntry{Data: &plan.Asset{Name: name, Version: version, Type: "uri_folder", Path: p}}
 }
 
 func component(name, version string) CatalogEntry {
@@ -164,4 +164,31 @@ func TestCatalogContinuesAsNewCarryingTheCatalogue(t *testing.T) {
 	assert.Equal(t, start.Catalog.Datastores, next.Catalog.Datastores)
 	require.Len(t, next.Catalog.Data, 1)
 	assert.Equal(t, "iris", next.Catalog.Data[0].Name)
+}
+
+func model(name, version, typ string) CatalogEntry {
+	return CatalogEntry{Model: &plan.Asset{Name: name, Version: version, Type: typ, Path: "/m/" + name + "/" + version}}
+}
+
+// TestCatalogModels registers, refuses and removes models as data assets
+// are: immutable versions, their own types, a name space of their own.
+func TestCatalogModels(t *testing.T) {
+	cat, _ := runCatalog(t, CatalogInput{}, []catalogStep{
+		{update: RegisterUpdate, arg: data("clf", "1", "/d/clf")},
+		{update: RegisterUpdate, arg: model("clf", "1", "custom_model")},
+		{update: RegisterUpdate, arg: model("clf", "2", "mlflow_model")},
+		{update: RegisterUpdate, arg: model("clf", "3", "triton_model")},
+		{update: RegisterUpdate, arg: model("clf", "1", "custom_model"), err: `model "clf" version "1" is already registered`},
+		{update: RegisterUpdate, arg: model("clf", "4", "uri_folder"),
+			err: `model "clf" has type "uri_folder": expected custom_model, mlflow_model, triton_model`},
+		{update: RegisterUpdate, arg: CatalogEntry{Model: &plan.Asset{Name: "clf", Version: "5", Type: "custom_model"}}, err: `has no path`},
+		{update: RemoveUpdate, arg: CatalogRemoval{Kind: KindModel, Name: "clf", Version: "3"}},
+		{update: RemoveUpdate, arg: CatalogRemoval{Kind: KindModel, Name: "clf", Version: "3"},
+			err: "no model \"clf\" version \"3\" is registered: list them with `porch model list`"},
+	}, false)
+	require.Len(t, cat.Data, 1, "a model and a data asset of the same name are two entries")
+	require.Len(t, cat.Models, 2)
+	latest, ok := cat.FindModel("clf", "")
+	require.True(t, ok)
+	assert.Equal(t, plan.Asset{Name: "clf", Version: "2", Type: "mlflow_model", Path: "/m/clf/2"}, latest)
 }

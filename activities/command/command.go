@@ -78,7 +78,7 @@ func (a *Activities) RunCommand(ctx context.Context, in RunCommandInput) (RunCom
 	if err != nil {
 		return RunCommandResult{}, err
 	}
-	r := stepRun{in: in, folders: f, attempt: attempt}
+	r := stepRun{in: in, folders: f, attempt: attempt, python: b.Python}
 	env, idNote := b.Env(in.Step)
 	if idNote != "" {
 		notes = append(notes, idNote)

@@ -21,22 +21,23 @@ with mlflow.start_run():
     mlflow.log_metric("loss", 0.5, step=1)
 `
 
-// metricsStep is a command step running mlflowScript with python, named to
-// porch by PORCH_PYTHON as a worker would.
-func metricsStep(t *testing.T, python string) RunCommandInput {
+// metricsStep is a command step running mlflowScript with `python`, which
+// is the worker's Python (a's, set to python as porch worker --python
+// does).
+func metricsStep(t *testing.T, a *Activities, python string) RunCommandInput {
 	t.Helper()
+	a.Interpreter = python
 	code := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(code, "train.py"), []byte(mlflowScript), 0o644))
-	in := stepInput(tmpl(txt(`"$PORCH_PYTHON" train.py`)))
+	in := stepInput(tmpl(txt(`python train.py`)))
 	in.Command.Code = code
-	in.Command.EnvironmentVariables = map[string]string{"PORCH_PYTHON": python}
 	return in
 }
 
 func TestRunCommandRecordsMlflowMetrics(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", t.TempDir()) // where porch's mlflow module is written
 	env, a := newEnv(t)
-	in := metricsStep(t, testpython.Interpreter(t))
+	in := metricsStep(t, a, testpython.Interpreter(t))
 
 	_, err := runStep(env, in)
 	require.NoError(t, err)
@@ -52,7 +53,7 @@ func TestRunCommandRecordsMlflowMetrics(t *testing.T) {
 func TestRunCommandDistributedRanksShareMetricsFile(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	env, a := newEnv(t)
-	in := metricsStep(t, testpython.Interpreter(t))
+	in := metricsStep(t, a, testpython.Interpreter(t))
 	in.Command.Resources.InstanceCount = 2
 	in.Command.Distribution = &plan.Distribution{Type: "pytorch"}
 
@@ -88,8 +89,8 @@ def log_param(k, v):
 def log_metric(k, v, step=None):
     open(os.path.join(os.environ["PORCH_METRICS_FILE"] + ".real"), "w").write(k)
 `), 0o644))
-	in := metricsStep(t, testpython.Interpreter(t))
-	in.Command.EnvironmentVariables["PYTHONPATH"] = real
+	in := metricsStep(t, a, testpython.Interpreter(t))
+	in.Command.EnvironmentVariables = map[string]string{"PYTHONPATH": real}
 
 	_, err := runStep(env, in)
 	require.NoError(t, err)

@@ -23,6 +23,8 @@ type stepRun struct {
 	in      RunCommandInput
 	folders stepio.Folders
 	attempt int32
+	// python is the worker's Python, the step's python and python3.
+	python stepio.StepPython
 }
 
 // mainLog is the step's std_log.txt.
@@ -42,6 +44,9 @@ func (r stepRun) header(line string, notes []string) []string {
 	lines := []string{fmt.Sprintf("porch: step %q of run %q, attempt %d, on host %q", r.in.StepPath, r.in.RunID, r.attempt, host)}
 	if env := r.in.Command.Environment; env != "" {
 		lines = append(lines, fmt.Sprintf("porch: porch does not provision environments: %q is not set up; the step runs on this worker's host with what is installed there, and nothing is downloaded", env))
+	}
+	if r.python.Note != "" {
+		lines = append(lines, r.python.Note)
 	}
 	lines = append(lines, notes...)
 	return append(lines, "porch: working folder "+r.folders.Work, "porch: command: "+line)
@@ -164,17 +169,12 @@ func describe(procs []process, i int) string {
 
 // withMetrics adds the variables of trial metrics to a step's environment:
 // PORCH_METRICS_FILE, metrics.jsonl in the artifacts folder, and porch's
-// mlflow module on PYTHONPATH when the step's Python ($PORCH_PYTHON, else
-// python3 on PATH) has no mlflow of its own. Only Python scripts that import
+// mlflow module on PYTHONPATH when the step's Python (the worker's, its
+// python3) has no mlflow of its own. Only Python scripts that import
 // mlflow need the module, so failing to provide it is a note in the step's
 // log, not a failed step.
 func (r stepRun) withMetrics(env, notes []string) ([]string, []string) {
-	python := "python3"
-	for _, kv := range env {
-		if v, ok := strings.CutPrefix(kv, "PORCH_PYTHON="); ok && v != "" {
-			python = v
-		}
-	}
+	python := r.python.Exe
 	file := filepath.Join(r.folders.Artifacts, metrics.FileName)
 	out, err := metrics.Extend(env, python, file, "")
 	switch {

@@ -113,9 +113,9 @@ func Env(python, metricsFile, cacheDir string) ([]string, error) {
 // and PYTHONPATH=<shim>:<env's PYTHONPATH> when python, run with env's
 // PYTHONPATH, cannot import a real mlflow. A real mlflow is never shadowed.
 //
-// python is the interpreter the step's command is expected to run (porch
-// cannot know what a shell command starts): callers pass $PORCH_PYTHON,
-// else "python3", looked up on the worker's PATH. Whether it has mlflow is
+// python is the interpreter the step's command runs as python and python3
+// (porch cannot know what else a shell command starts): callers pass the
+// worker's Python (stepio.Host.Python). Whether it has mlflow is
 // asked once per interpreter and PYTHONPATH for the life of the process; an
 // interpreter that cannot be started counts as one without mlflow (the
 // module on PYTHONPATH is harmless to a step that does not run Python).

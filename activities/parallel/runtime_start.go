@@ -123,6 +123,9 @@ func (a *Activities) entryScriptOptions(ctx context.Context, rt *parallelRuntime
 	}
 	env, idNote := b.Env(cmd)
 	env = append(env, "AZUREML_PARALLEL_NODE="+a.NodeName())
+	if b.Python.Note != "" {
+		rt.log(b.Python.Note + " (node " + a.NodeName() + ")")
+	}
 	if idNote != "" {
 		rt.log(idNote)
 	}

@@ -30,6 +30,8 @@ type Bindings struct {
 	// staged are the outputs on local datastores the attempt writes in
 	// staging (Folders.Attempt), published when it succeeds.
 	staged []staged
+	// Python is the worker's Python, first on the command's PATH.
+	Python StepPython
 }
 
 // Output is the local path the command writes the output called name to:
@@ -53,7 +55,7 @@ func (b Bindings) Output(name string) (string, bool) {
 // outputs to local paths, creating the outputs' folders. On error, nothing
 // stays mounted.
 func (h *Host) Bind(ctx context.Context, in Step, f Folders) (b Bindings, err error) {
-	b = Bindings{inputs: map[string]string{}}
+	b = Bindings{inputs: map[string]string{}, Python: h.Python()}
 	defer func() {
 		if err != nil {
 			b.Mounts.Unmount()
@@ -277,10 +279,12 @@ func (b Bindings) Lookup(in Step) func(plan.Ref) (string, bool) {
 }
 
 // Env is the command's environment: the worker's as the step's identity
-// allows (identityEnv), then the step's environment_variables, then the
+// allows (identityEnv) with the worker's Python first on PATH, then the
+// step's environment_variables, then the
 // variables Azure ML sets; and a note on the identity for the step's log.
 func (b Bindings) Env(in Step) ([]string, string) {
 	env, note := identityEnv(os.Environ(), in.Command.Identity, in.SubmittedBy)
+	env = b.Python.WithPython(env)
 	keys := make([]string, 0, len(in.Command.EnvironmentVariables))
 	for k := range in.Command.EnvironmentVariables {
 		keys = append(keys, k)

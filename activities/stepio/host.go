@@ -42,6 +42,10 @@ type Host struct {
 	// nil means none: every datastore is a folder under Home. A worker
 	// re-reads them every few seconds.
 	Datastores func(ctx context.Context) ([]plan.Datastore, error)
+	// Interpreter is the worker's configured Python (porch worker
+	// --python, PORCH_PYTHON); "" means python3 on PATH. Python says
+	// what every step runs as python and python3.
+	Interpreter string
 	// Transport carries this worker's requests to object stores; nil is
 	// the default. Tests count requests with it.
 	Transport http.RoundTripper
@@ -53,6 +57,7 @@ type Host struct {
 	// Home/cache/code.
 	snapshots     codesnapshot.Cache
 	snapshotsOnce sync.Once
+	python        stepPython
 }
 
 // DetachDeadMounts detaches, once per worker, the inputs a dead worker of

@@ -21,6 +21,7 @@ import (
 
 	"github.com/porch-pipelines/porch/activities/objectstore/s3test"
 	"github.com/porch-pipelines/porch/internal/cli"
+	"github.com/porch-pipelines/porch/internal/tlstest"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -63,6 +64,7 @@ func TestScripts(t *testing.T) {
 			"waitout":    cmdWaitOut,
 			"s3bucket":   cmdS3Bucket,
 			"s3cat":      cmdS3Cat,
+			"tlscerts":   cmdTLSCerts,
 		},
 	})
 }
@@ -146,13 +148,17 @@ func cmdStdoutToEnv(ts *testscript.TestScript, neg bool, args []string) {
 }
 
 // cmdDevAddr waits for a running `porch dev` to record itself and sets
-// DEV_ADDRESS to its address.
+// DEV_ADDRESS to its address, and DEV_TLS_ADDRESS to its TLS frontend's
+// when it serves TLS.
 func cmdDevAddr(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 0 {
 		ts.Fatalf("usage: devaddr")
 	}
 	path := filepath.Join(ts.Getenv("PORCH_HOME"), "dev.json")
-	var st struct{ Address string }
+	var st struct {
+		Address    string
+		TLSAddress string `json:"tls_address"`
+	}
 	ok := waitFor(func() bool {
 		data, err := os.ReadFile(path)
 		return err == nil && json.Unmarshal(data, &st) == nil && st.Address != ""
@@ -161,6 +167,18 @@ func cmdDevAddr(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("porch dev did not write %s within %s", path, waitLimit)
 	}
 	ts.Setenv("DEV_ADDRESS", st.Address)
+	ts.Setenv("DEV_TLS_ADDRESS", st.TLSAddress)
+}
+
+// cmdTLSCerts writes a CA, a server certificate and client certificates
+// to a new folder: tlscerts DIR (see tlstest for the files).
+func cmdTLSCerts(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: tlscerts DIR")
+	}
+	dir := ts.MkAbs(args[0])
+	ts.Check(os.MkdirAll(dir, 0o755))
+	ts.Check(tlstest.Write(dir))
 }
 
 // cmdS3Bucket creates a bucket on the tests' S3 server (started once per

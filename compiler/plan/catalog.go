@@ -1,13 +1,14 @@
 package plan
 
 // Catalog is what a porch server has registered: datastores, data assets,
-// components, computes and instance types (porch datastore|data|component|
-// compute create, porch instance-type apply). The compiler resolves
+// models, components, computes and instance types (porch datastore|data|
+// model|component|compute create, porch instance-type apply). The compiler resolves
 // azureml:<name>:<version> and azureml:<name>@latest references and
 // compute names through it; entries are in registration order.
 type Catalog struct {
 	Datastores    []Datastore      `json:"datastores,omitempty"`
-	Data          []DataAsset      `json:"data,omitempty"`
+	Data          []Asset          `json:"data,omitempty"`
+	Models        []Asset          `json:"models,omitempty"`
 	Components    []ComponentAsset `json:"components,omitempty"`
 	Computes      []Compute        `json:"computes,omitempty"`
 	InstanceTypes []InstanceType   `json:"instance_types,omitempty"`
@@ -35,15 +36,22 @@ type Datastore struct {
 	Region   string `json:"region,omitempty"`
 }
 
-// DataAsset is one version of a registered data asset.
-type DataAsset struct {
+// Asset is one version of a registered data asset or model: both are a
+// typed path, as in Azure ML, and differ only in their types.
+type Asset struct {
 	Name    string `json:"name"`
 	Version string `json:"version"`
-	// Type is uri_file, uri_folder or mltable.
+	// Type is one of DataTypes for a data asset, of ModelTypes for a model.
 	Type        string `json:"type"`
 	Path        string `json:"path"`
 	Description string `json:"description,omitempty"`
 }
+
+// DataTypes are the types of data assets, ModelTypes those of models.
+var (
+	DataTypes  = []string{"uri_file", "uri_folder", "mltable"}
+	ModelTypes = []string{"custom_model", "mlflow_model", "triton_model"}
+)
 
 // ComponentAsset is one version of a registered component: its YAML as
 // registered, and the folder its relative paths (code:) are relative to.
@@ -56,10 +64,22 @@ type ComponentAsset struct {
 
 // FindData returns a data asset's version; "" or "latest" means the one
 // registered last.
-func (c *Catalog) FindData(name, version string) (DataAsset, bool) {
-	var found DataAsset
+func (c *Catalog) FindData(name, version string) (Asset, bool) {
+	return FindAsset(c.Data, name, version)
+}
+
+// FindModel returns a model's version; "" or "latest" means the one
+// registered last.
+func (c *Catalog) FindModel(name, version string) (Asset, bool) {
+	return FindAsset(c.Models, name, version)
+}
+
+// FindAsset returns the version of an asset of list; "" or "latest" means
+// the one registered last.
+func FindAsset(list []Asset, name, version string) (Asset, bool) {
+	var found Asset
 	ok := false
-	for _, d := range c.Data {
+	for _, d := range list {
 		if d.Name == name && (version == d.Version || version == "" || version == "latest") {
 			found, ok = d, true
 		}

@@ -60,12 +60,12 @@ func QueueOwner(compute, queue string) string {
 }
 
 // NoWorker says that no worker polls queue, the task queue of a step on
-// compute, and which command starts one; address, when not "", is the
-// server's, for --address.
-func NoWorker(compute, queue, address string) string {
+// compute, and which command starts one; connect, when not "", are the
+// flags that reach the server, such as "--address host:7233".
+func NoWorker(compute, queue, connect string) string {
 	addr := ""
-	if address != "" {
-		addr = " --address " + address
+	if connect != "" {
+		addr = " " + connect
 	}
 	return "no worker serves " + QueueOwner(compute, queue) + " (task queue " + strconv.Quote(queue) + "): start one with: porch worker" +
 		addr + WorkerFlags(compute, queue)

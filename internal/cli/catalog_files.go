@@ -218,63 +218,6 @@ func unwrapPath(err error) error {
 	return err
 }
 
-// parseDataFile reads a `porch data create -f` file. A local path is made
-// absolute against the file's folder and must exist.
-func parseDataFile(files userFiles, name string) (plan.DataAsset, []string, error) {
-	f, err := readCatalogFile(files, name)
-	if err != nil {
-		return plan.DataAsset{}, nil, err
-	}
-	f.checkKeys([]string{"$schema", "name", "version", "type", "path", "description", "tags"})
-	var d plan.DataAsset
-	if d.Name, err = f.required("name", "the data asset's name"); err != nil {
-		return d, nil, err
-	}
-	if d.Version, err = f.str("version", "1"); err != nil {
-		return d, nil, err
-	}
-	if d.Type, err = f.str("type", "uri_folder"); err != nil {
-		return d, nil, err
-	}
-	if !slices.Contains([]string{"uri_file", "uri_folder", "mltable"}, d.Type) {
-		return d, nil, f.errorf(f.keys["type"], "type %q: expected uri_file, uri_folder or mltable", d.Type)
-	}
-	if d.Description, err = f.str("description", ""); err != nil {
-		return d, nil, err
-	}
-	if d.Path, err = f.required("path", "a local path, a file:// URI or azureml://datastores/<name>/paths/<path>"); err != nil {
-		return d, nil, err
-	}
-	if d.Path, err = dataPath(f, d.Path); err != nil {
-		return d, nil, err
-	}
-	return d, f.warnings, nil
-}
-
-// dataPath checks a data asset's path and makes a local one absolute.
-func dataPath(f *catalogFile, p string) (string, error) {
-	at := f.keys["path"]
-	switch {
-	case strings.HasPrefix(p, "azureml://datastores/"):
-		if rest := strings.TrimPrefix(p, "azureml://datastores/"); !strings.Contains(rest, "/paths/") {
-			return "", f.errorf(at, "path %q: expected azureml://datastores/<name>/paths/<path>", p)
-		}
-		return p, nil
-	case strings.HasPrefix(p, "file://"):
-		return p, nil
-	case strings.Contains(p, "://") || strings.HasPrefix(p, "azureml:"):
-		return "", f.errorf(at, "path %q: porch reads a local path, a file:// URI or azureml://datastores/<name>/paths/<path>", p)
-	}
-	if !filepath.IsAbs(p) {
-		p = filepath.Join(filepath.Dir(absPath(f.name)), p)
-	}
-	if _, err := os.Stat(p); err != nil {
-		return "", f.errorf(at, "path %q: %v: give an existing file or folder (relative paths are relative to %s)",
-			f.keys["path"].Value, errors.Unwrap(err), filepath.Base(f.name))
-	}
-	return p, nil
-}
-
 func absPath(name string) string {
 	if a, err := filepath.Abs(name); err == nil {
 		return a

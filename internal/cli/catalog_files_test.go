@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/porch-pipelines/porch/compiler"
+	"github.com/porch-pipelines/porch/compiler/plan"
 	"github.com/stretchr/testify/require"
 )
 
@@ -48,4 +49,33 @@ func TestLocalDatastoreFolderMustExistUnlessCreated(t *testing.T) {
 // testFiles reads files as the CLI does, within the default limits.
 func testFiles(t *testing.T) userFiles {
 	return userFiles{ctx: t.Context(), limits: compiler.DefaultLimits}
+}
+
+// TestAssetFlagsReplaceFileKeys reads a model from its file and flags, as
+// az ml model create does: a flag replaces its key, and a relative path is
+// relative to the file when the file gives it, to the working folder when
+// --path does.
+func TestAssetFlagsReplaceFileKeys(t *testing.T) {
+	dir := t.TempDir()
+	for _, d := range []string{"sub/model", "model"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(dir, d), 0o755))
+	}
+	file := filepath.Join(dir, "sub", "model.yml")
+	require.NoError(t, os.WriteFile(file, []byte("name: clf\nversion: 1\npath: ./model\ndescription: from the file\n"), 0o644))
+	t.Chdir(dir)
+
+	m, _, err := parseAsset(testFiles(t), models, assetFlags{file: file})
+	require.NoError(t, err)
+	require.Equal(t, plan.Asset{Name: "clf", Version: "1", Type: "custom_model", Path: filepath.Join(dir, "sub", "model"),
+		Description: "from the file"}, m)
+
+	m, _, err = parseAsset(testFiles(t), models, assetFlags{file: file, version: "5", path: "model", typ: "triton_model"})
+	require.NoError(t, err)
+	require.Equal(t, plan.Asset{Name: "clf", Version: "5", Type: "triton_model", Path: filepath.Join(dir, "model"),
+		Description: "from the file"}, m)
+
+	_, _, err = parseAsset(testFiles(t), dataAssets, assetFlags{file: file, typ: "custom_model"})
+	require.EqualError(t, err, `type "custom_model": a data asset is one of uri_file, uri_folder, mltable`)
+	_, _, err = parseAsset(testFiles(t), models, assetFlags{name: "clf", path: "nope"})
+	require.EqualError(t, err, `path "nope": no such file or directory: give an existing file or folder (relative paths are relative to the working folder)`)
 }

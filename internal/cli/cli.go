@@ -143,7 +143,10 @@ func (a *app) rootCommand() *cobra.Command {
 	})
 	root.AddCommand(a.runCommand("run FILE"), a.validateCommand(), a.compileCommand(),
 		a.jobCommand(), a.replayCommand(), a.devCommand(), a.workerCommand(), a.versionCommand(),
-		a.datastoreCommand(), a.dataCommand(), a.componentCommand(),
+		a.datastoreCommand(),
+		a.assetCommand(dataAssets, "Register, list, show and delete data assets (as az ml data)"),
+		a.assetCommand(models, "Register, list, show and delete models (as az ml model)"),
+		a.componentCommand(),
 		a.computeCommand(), a.instanceTypeCommand(), a.quotaCommand())
 	return root
 }

@@ -57,7 +57,7 @@ func (a *app) compileCommand() *cobra.Command {
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "json", "output format: json (the plan), summary (one line per step), "+
 		"or start-input (the input of a Pipeline workflow, for temporal workflow start --input-file; the workflow id is the run id)")
-	cmd.Flags().StringArrayVar(&set, "set", nil, "override a pipeline input: inputs.NAME=VALUE (repeatable)")
+	cmd.Flags().StringArrayVar(&set, "set", nil, setUsage)
 	server.register(cmd)
 	return cmd
 }
@@ -170,7 +170,9 @@ func (a *app) readSource(ctx context.Context, path string) ([]byte, error) {
 	return files.read(path)
 }
 
-// parseSet turns --set inputs.x=v flags into compiler overrides.
+// parseSet turns --set KEY=VALUE flags into compiler overrides; the
+// compiler checks the keys. A key given twice takes its last value, as in
+// az ml.
 func parseSet(flags []string) (map[string]string, error) {
 	if len(flags) == 0 {
 		return nil, nil
@@ -180,7 +182,7 @@ func parseSet(flags []string) (map[string]string, error) {
 		key, value, ok := strings.Cut(f, "=")
 		key = strings.TrimSpace(key)
 		if !ok || key == "" {
-			return nil, usageError("--set %q: expected inputs.NAME=VALUE", f)
+			return nil, usageError("--set %q: expected KEY=VALUE, with KEY one of %s", f, compiler.SetForms)
 		}
 		set[key] = value
 	}

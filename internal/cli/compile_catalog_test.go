@@ -56,7 +56,7 @@ func TestCompileWithServerCatalog(t *testing.T) {
 
 	data := filepath.Join(dir, "iris")
 	for _, e := range []workflows.CatalogEntry{
-		{Data: &plan.DataAsset{Name: "iris", Version: "1", Type: "uri_folder", Path: data}},
+		{Data: &plan.Asset{Name: "iris", Version: "1", Type: "uri_folder", Path: data}},
 		{Component: &plan.ComponentAsset{Name: "train", Version: "1", Source: registeredTrain, Dir: filepath.Join(dir, "registered")}},
 	} {
 		_, err := workflows.RegisterCatalogEntry(ctx, c, e)

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"go.temporal.io/sdk/contrib/envconfig"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/porch-pipelines/porch/internal/userfile"
@@ -42,11 +44,16 @@ type settings struct {
 	// AddressFrom says where Address came from, for messages.
 	AddressFrom string
 	Namespace   string
-}
-
-// serverFlags are the --address and --namespace flags.
-type serverFlags struct {
-	address, namespace string
+	// conn is the rest of how to connect (TLS, API key), from flags,
+	// TEMPORAL_* variables or a Temporal client profile; its Address and
+	// Namespace are not used. Zero for porch's own servers, which have
+	// neither.
+	conn envconfig.ClientConfigProfile
+	// from says where each connection setting came from, for messages.
+	from origins
+	// profile is the Temporal client profile asked for by name, "" for
+	// none (the "default" one applies unasked).
+	profile string
 }
 
 // resolveHome returns PORCH_HOME, else ~/.porch.
@@ -61,8 +68,9 @@ func resolveHome(getenv func(string) string) (string, error) {
 	return filepath.Join(dir, ".porch"), nil
 }
 
-// resolveSettings applies the precedence flag, then environment, then
-// config file, for the address and the namespace independently.
+// resolveSettings applies the precedence flags, then TEMPORAL_*
+// variables, then the Temporal client profile, then config.yaml, setting by
+// setting.
 func resolveSettings(getenv func(string) string, flags serverFlags) (settings, error) {
 	home, err := resolveHome(getenv)
 	if err != nil {
@@ -73,24 +81,33 @@ func resolveSettings(getenv func(string) string, flags serverFlags) (settings, e
 	if err != nil {
 		return settings{}, err
 	}
-	s := settings{Home: home, Namespace: defaultNamespace}
-	switch {
-	case flags.address != "":
-		s.Address, s.AddressFrom = flags.address, "--address"
-	case getenv(envAddress) != "":
-		s.Address, s.AddressFrom = getenv(envAddress), envAddress
-	case cfg.Address != "":
-		s.Address, s.AddressFrom = cfg.Address, cfgPath
+	prof, from, named, err := loadProfile(getenv, flags.profile)
+	if err != nil {
+		return settings{}, err
 	}
-	switch {
-	case flags.namespace != "":
-		s.Namespace = flags.namespace
-	case getenv(envNamespace) != "":
-		s.Namespace = getenv(envNamespace)
-	case cfg.Namespace != "":
-		s.Namespace = cfg.Namespace
+	if err := applyEnv(getenv, &prof, from); err != nil {
+		return settings{}, err
 	}
+	flags.apply(&prof, from)
+	s := settings{Home: home, Address: prof.Address, Namespace: prof.Namespace, conn: prof, from: from, profile: named}
+	if s.Address == "" && cfg.Address != "" {
+		s.Address, from[setAddress.flag] = cfg.Address, cfgPath
+	}
+	if s.Namespace == "" {
+		s.Namespace = cmp.Or(cfg.Namespace, defaultNamespace)
+	}
+	s.AddressFrom = from.of(setAddress)
 	return s, nil
+}
+
+// local makes s the settings of a porch server at addr (embedded or porch
+// dev), which has no TLS and no API key, whatever the profile or the
+// variables say.
+func (s settings) local(addr, from string) settings {
+	s.Address, s.AddressFrom = addr, from
+	s.conn, s.profile = envconfig.ClientConfigProfile{}, ""
+	s.from = origins{setAddress.flag: from}
+	return s
 }
 
 // readConfig reads config.yaml; a missing file is an empty config.

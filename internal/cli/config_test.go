@@ -120,13 +120,14 @@ func TestServerSettingsFindsDev(t *testing.T) {
 }
 
 func TestParseSet(t *testing.T) {
-	set, err := parseSet([]string{"inputs.n=3", "inputs.msg=a=b", "inputs.empty="})
+	set, err := parseSet([]string{"inputs.n=3", "inputs.msg=a=b", "inputs.empty=", "settings.force_rerun=True", "inputs.n=4"})
 	require.NoError(t, err)
-	assert.Equal(t, map[string]string{"inputs.n": "3", "inputs.msg": "a=b", "inputs.empty": ""}, set)
+	assert.Equal(t, map[string]string{"inputs.n": "4", "inputs.msg": "a=b", "inputs.empty": "", "settings.force_rerun": "True"}, set,
+		"a key given twice takes its last value")
 
 	_, err = parseSet([]string{"inputs.n"})
 	require.Error(t, err)
-	assert.True(t, strings.Contains(err.Error(), "expected inputs.NAME=VALUE"), err.Error())
+	assert.True(t, strings.Contains(err.Error(), "expected KEY=VALUE, with KEY one of inputs.NAME, "), err.Error())
 }
 
 func TestNormaliseComputes(t *testing.T) {

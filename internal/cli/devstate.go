@@ -13,10 +13,13 @@ import (
 // devState is what a running `porch dev` leaves in $PORCH_HOME/dev.json so
 // that other porch commands find it without --address.
 type devState struct {
-	Address   string `json:"address"`
-	Namespace string `json:"namespace"`
-	UI        string `json:"ui,omitempty"`
-	PID       int    `json:"pid"`
+	// Address is where this machine reaches the server without TLS.
+	Address string `json:"address"`
+	// TLSAddress is the frontend's address when it serves TLS.
+	TLSAddress string `json:"tls_address,omitempty"`
+	Namespace  string `json:"namespace"`
+	UI         string `json:"ui,omitempty"`
+	PID        int    `json:"pid"`
 	// Python is the PORCH_PYTHON porch dev's worker started with, ""
 	// for none (python3 on its PATH).
 	Python string `json:"python,omitempty"`
@@ -78,10 +81,12 @@ func (a *app) serverSettings(flags serverFlags) (settings, error) {
 	st, ok := runningDev(s.Home)
 	if !ok {
 		return s, fmt.Errorf("%w: start one with `porch dev`, or give its address with --address, "+
-			"%s, or address: in %s", errNoServer, envAddress, filepath.Join(s.Home, "config.yaml"))
+			"%s, a profile of Temporal's client config (--profile), or address: in %s", errNoServer, envAddress,
+			filepath.Join(s.Home, "config.yaml"))
 	}
-	s.Address, s.AddressFrom = st.Address, "porch dev ("+devStatePath(s.Home)+")"
-	if flags.namespace == "" && a.getenv(envNamespace) == "" && st.Namespace != "" {
+	namespaceGiven := s.from.of(setNamespace) != ""
+	s = s.local(st.Address, "porch dev ("+devStatePath(s.Home)+")")
+	if !namespaceGiven && st.Namespace != "" {
 		s.Namespace = st.Namespace
 	}
 	return s, nil
@@ -91,7 +96,12 @@ func (a *app) serverSettings(flags serverFlags) (settings, error) {
 // its home: one whose worker runs the steps of unregistered computes.
 func isDevServer(s settings) bool {
 	st, ok := loadDevState(s.Home)
-	return ok && st.Address == s.Address
+	return ok && st.serves(s.Address)
+}
+
+// serves says whether addr is one of the dev server's addresses.
+func (st devState) serves(addr string) bool {
+	return addr == st.Address || st.TLSAddress != "" && addr == st.TLSAddress
 }
 
 // envPython is the variable that names the Python interpreter hosting
@@ -104,13 +114,13 @@ const envPython = "PORCH_PYTHON"
 func (a *app) checkDevPython(s settings) {
 	mine := a.getenv(envPython)
 	st, ok := loadDevState(s.Home)
-	if mine == "" || !ok || st.Address != s.Address || st.Python == mine {
+	if mine == "" || !ok || !st.serves(s.Address) || st.Python == mine {
 		return
 	}
 	theirs := "python3 on its PATH (no PORCH_PYTHON)"
 	if st.Python != "" {
 		theirs = "PORCH_PYTHON=" + st.Python
 	}
-	fmt.Fprintf(a.stderr, "porch: warning: %s=%s does not reach porch dev's worker, which runs entry scripts with %s: "+
+	fmt.Fprintf(a.stderr, "porch: warning: %s=%s does not reach porch dev's worker, whose steps run python, python3 and entry scripts with %s: "+
 		"restart porch dev with %s=%s in its environment\n", envPython, mine, theirs, envPython, mine)
 }

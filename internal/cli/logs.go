@@ -13,6 +13,7 @@ import (
 	"github.com/porch-pipelines/porch/workflows"
 	"github.com/spf13/cobra"
 	enums "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
 )
 
 func (a *app) jobLogsCommand() *cobra.Command {
@@ -28,19 +29,29 @@ func (a *app) jobLogsCommand() *cobra.Command {
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			sess, err := a.connect(cmd.Context(), flags)
-			if err != nil {
-				return err
-			}
-			defer sess.Close()
 			step := ""
 			if len(args) == 2 {
 				step = args[1]
 			}
+			s, err := a.serverSettings(flags)
+			if errors.Is(err, errNoServer) {
+				// An embedded porch run's server is gone with it; its
+				// logs are files in the datastore.
+				return a.printStoredLogs(datastoreRoots(s.Home, nil), args[0], step,
+					fmt.Sprintf("no server is running to ask about run %s", args[0]))
+			}
+			if err != nil {
+				return err
+			}
+			sess, err := a.dial(cmd.Context(), s)
+			if err != nil {
+				return err
+			}
+			defer sess.Close()
 			return a.stepLogs(cmd.Context(), sess, args[0], step, follow)
 		},
 	}
-	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing as the logs grow, until the run ends")
+	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing as the logs grow, until the run ends (a run no server knows has ended: nothing to follow)")
 	flags.register(cmd)
 	return cmd
 }
@@ -57,6 +68,13 @@ type logFile struct {
 // stepLogs prints the logs of the command steps of runID, or of step.
 func (a *app) stepLogs(ctx context.Context, sess *session, runID, step string, follow bool) error {
 	if _, err := sess.client.DescribeWorkflowExecution(ctx, runID, ""); err != nil {
+		var nf *serviceerror.NotFound
+		if errors.As(err, &nf) {
+			// A run of an embedded server that is gone left its logs in
+			// the datastore.
+			return a.printStoredLogs(datastoreRoots(sess.settings.Home, sess.datastores(ctx)), runID, step,
+				fmt.Sprintf("no run %q on %s (namespace %s)", runID, sess.settings.Address, sess.settings.Namespace))
+		}
 		return runError(sess, runID, err)
 	}
 	w := newStepWatcher(sess.client)
@@ -103,7 +121,7 @@ func (a *app) logFiles(ctx context.Context, w *stepWatcher, sess *session, runID
 	steps, err := w.snapshot(ctx, runID)
 	if err != nil {
 		return nil, fmt.Errorf("read the steps of run %s: %v: porch reads them from a worker running porch workflows "+
-			"(start one with: porch worker --address %s)", runID, err, sess.settings.Address)
+			"(start one with: porch worker %s)", runID, err, sess.settings.connectFlags())
 	}
 	var files []*logFile
 	var names []string

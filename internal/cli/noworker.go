@@ -32,8 +32,9 @@ func (a *app) noWorkerInterval() time.Duration {
 // workerCheck finds steps whose work waits on a task queue no worker polls.
 type workerCheck struct {
 	c client.Client
-	// address is the server's, for the command that starts a worker.
-	address string
+	// connect are the flags that reach the server, for the command that
+	// starts a worker.
+	connect string
 	// every is how often a step is checked; 0 checks at once, every time
 	// (porch job show).
 	every time.Duration
@@ -43,8 +44,8 @@ type workerCheck struct {
 	found   map[string]string
 }
 
-func newWorkerCheck(c client.Client, address string, every time.Duration) *workerCheck {
-	return &workerCheck{c: c, address: address, every: every, checked: map[string]time.Time{}, found: map[string]string{}}
+func newWorkerCheck(c client.Client, connect string, every time.Duration) *workerCheck {
+	return &workerCheck{c: c, connect: connect, every: every, checked: map[string]time.Time{}, found: map[string]string{}}
 }
 
 // detail says how long a running command or parallel step has waited for a
@@ -64,13 +65,13 @@ func (w *workerCheck) detail(ctx context.Context, s workflows.StepState, now tim
 		return w.found[s.WorkflowID]
 	}
 	w.checked[s.WorkflowID] = now
-	w.found[s.WorkflowID] = waitingForWorker(ctx, w.c, s.WorkflowID, w.address, now)
+	w.found[s.WorkflowID] = waitingForWorker(ctx, w.c, s.WorkflowID, w.connect, now)
 	return w.found[s.WorkflowID]
 }
 
 // waitingForWorker looks at a step workflow's activities scheduled but not
 // started, and says so for the first whose task queue has no poller.
-func waitingForWorker(ctx context.Context, c client.Client, workflowID, address string, now time.Time) string {
+func waitingForWorker(ctx context.Context, c client.Client, workflowID, connect string, now time.Time) string {
 	ctx, cancel := context.WithTimeout(ctx, queryTimeout)
 	defer cancel()
 	desc, err := c.DescribeWorkflowExecution(ctx, workflowID, "")
@@ -93,7 +94,7 @@ func waitingForWorker(ctx context.Context, c client.Client, workflowID, address 
 		if at := pa.GetScheduledTime(); at != nil {
 			waited = " " + formatDuration(now.Sub(at.AsTime()).Truncate(time.Second))
 		}
-		return fmt.Sprintf("waiting%s: %s", waited, plan.NoWorker(compute, q, address))
+		return fmt.Sprintf("waiting%s: %s", waited, plan.NoWorker(compute, q, connect))
 	}
 	return ""
 }

@@ -191,17 +191,17 @@ func deepestMessage(err error) string {
 func (a *app) checkWorkers(ctx context.Context, sess *session, p *plan.Plan) {
 	ctx, cancel := context.WithTimeout(ctx, queryTimeout)
 	defer cancel()
-	addr := sess.settings.Address
+	addr, connect := sess.settings.Address, sess.settings.connectFlags()
 	if !hasPollers(ctx, sess.client, plan.DefaultTaskQueue, enums.TASK_QUEUE_TYPE_WORKFLOW) {
 		fmt.Fprintf(a.stderr, "porch: warning: no worker runs porch workflows on %s (task queue %q): "+
-			"start one with: porch worker --address %s\n", addr, plan.DefaultTaskQueue, addr)
+			"start one with: porch worker %s\n", addr, plan.DefaultTaskQueue, connect)
 	}
 	for _, q := range p.TaskQueues() {
 		if hasPollers(ctx, sess.client, q.Queue, enums.TASK_QUEUE_TYPE_ACTIVITY) {
 			continue
 		}
 		fmt.Fprintf(a.stderr, "porch: warning: no worker serves %s (task queue %q): its steps wait until one does: "+
-			"start one with: porch worker --address %s%s\n", plan.QueueOwner(q.Compute, q.Queue), q.Queue, addr,
+			"start one with: porch worker %s%s\n", plan.QueueOwner(q.Compute, q.Queue), q.Queue, connect,
 			plan.WorkerFlags(q.Compute, q.Queue))
 	}
 }

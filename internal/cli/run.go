@@ -17,6 +17,10 @@ import (
 // cancelWait bounds the wait for a canceled run's steps to stop.
 const cancelWait = time.Minute
 
+// setUsage is the help of --set.
+const setUsage = "override what the file says, as az ml job create --set (repeatable): inputs.NAME=VALUE, " +
+	"inputs.NAME.path=PATH, settings.force_rerun=True, jobs.STEP.compute=NAME, display_name=TEXT, tags.KEY=VALUE, ..."
+
 // runFlags are the flags of `porch run` and `porch job create`.
 type runFlags struct {
 	server serverFlags
@@ -27,15 +31,10 @@ type runFlags struct {
 }
 
 func (f *runFlags) register(cmd *cobra.Command) {
-	cmd.Flags().StringArrayVar(&f.set, "set", nil, "override a pipeline input: inputs.NAME=VALUE (repeatable)")
+	cmd.Flags().StringArrayVar(&f.set, "set", nil, setUsage)
 	cmd.Flags().BoolVar(&f.detach, "detach", false, "submit the run and exit without watching it (needs a server)")
 	cmd.Flags().BoolVar(&f.noReuse, "no-reuse", false, "run every step, reusing no earlier run's outputs (as settings.force_rerun: true)")
 	f.server.register(cmd)
-}
-
-func (f *serverFlags) register(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&f.address, "address", "", "Temporal frontend host:port (default: $TEMPORAL_ADDRESS, then address: in $PORCH_HOME/config.yaml)")
-	cmd.Flags().StringVar(&f.namespace, "namespace", "", "Temporal namespace (default: $TEMPORAL_NAMESPACE, then config.yaml, then \"default\")")
 }
 
 func (a *app) runCommand(use string) *cobra.Command {
@@ -44,7 +43,8 @@ func (a *app) runCommand(use string) *cobra.Command {
 		Use:   use,
 		Short: "Compile a pipeline job YAML file, run it and watch it",
 		Long: "Compile a pipeline job YAML file, run it and watch its steps.\n\n" +
-			"With no server configured (--address, $TEMPORAL_ADDRESS, address: in $PORCH_HOME/config.yaml)\n" +
+			"With no server configured (--address, $TEMPORAL_ADDRESS, the address of a Temporal client profile,\n" +
+			"address: in $PORCH_HOME/config.yaml)\n" +
 			"porch starts an embedded Temporal server and a worker for the run, and stops them at the end.",
 		Args: exactArgs(1, "one pipeline YAML file"),
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"io"
 	"log/slog"
@@ -26,6 +28,9 @@ type devFlags struct {
 	port, uiPort      int
 	computes          []string
 	fleet, insecure   bool
+	// tlsCert, tlsKey and tlsCA are the frontend's TLS files: its
+	// certificate, its key, and the CA of client certificates.
+	tlsCert, tlsKey, tlsCA string
 }
 
 func (a *app) devCommand() *cobra.Command {
@@ -38,9 +43,11 @@ func (a *app) devCommand() *cobra.Command {
 			"Each amlcompute compute in the catalogue (other than those listed) gets a local fleet: porch\n" +
 			"worker processes started as its backlog grows, up to max_instances, at least min_instances,\n" +
 			"each stopped after idle_time_before_scale_down idle seconds. Their logs are in $PORCH_HOME/fleet.\n\n" +
-			"The server has no TLS and no authentication: it listens on 127.0.0.1, and an --ip that is not\n" +
-			"loopback needs --insecure. Its internal services (history, matching, worker) always listen on\n" +
-			"127.0.0.1.",
+			"Without TLS the server has no authentication: it listens on 127.0.0.1, and an --ip that is not\n" +
+			"loopback needs --insecure. With --tls-cert-path, --tls-key-path and --tls-ca-path its frontend\n" +
+			"serves mutual TLS, and with --ui-port 0 it may listen on any --ip. Its internal services\n" +
+			"(history, matching, worker, and with TLS an internal frontend without TLS, which porch dev's\n" +
+			"own workers and the porch commands of this machine use) always listen on 127.0.0.1.",
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error { return a.runDev(cmd.Context(), f) },
 	}
@@ -54,11 +61,18 @@ func (a *app) devCommand() *cobra.Command {
 	fl.StringVar(&f.namespace, "namespace", defaultNamespace, "Temporal namespace, created when missing")
 	fl.StringArrayVar(&f.computes, "compute", nil, "also serve this compute's steps (repeatable)")
 	fl.BoolVar(&f.fleet, "fleet", true, "run a local fleet of workers for each amlcompute compute, scaled on its backlog")
+	fl.StringVar(&f.tlsCert, "tls-cert-path", "", "serve TLS with this certificate, PEM (needs --tls-key-path)")
+	fl.StringVar(&f.tlsKey, "tls-key-path", "", "the TLS certificate's private key, PEM")
+	fl.StringVar(&f.tlsCA, "tls-ca-path", "", "require client certificates signed by this CA, PEM: mutual TLS")
 	return cmd
 }
 
 func (a *app) runDev(ctx context.Context, f devFlags) error {
-	if err := checkDevIP(f.ip, f.insecure); err != nil {
+	tlsOpts, err := f.tlsOptions()
+	if err != nil {
+		return err
+	}
+	if err := checkDevIP(f.ip, f.insecure || tlsOpts != nil && tlsOpts.ClientCAFile != "" && f.uiPort == 0); err != nil {
 		return err
 	}
 	home, err := resolveHome(a.getenv)
@@ -84,13 +98,15 @@ func (a *app) runDev(ctx context.Context, f devFlags) error {
 	defer sess.Close()
 	sess.server, err = devserver.Start(ctx, devserver.Options{
 		DBFile: f.db, IP: f.ip, Insecure: f.insecure, Port: f.port, UIPort: f.uiPort, Namespace: f.namespace,
-		SearchAttributes: workflows.SearchAttributes(), LogWriter: serverLog,
+		SearchAttributes: workflows.SearchAttributes(), LogWriter: serverLog, TLS: tlsOpts,
 	})
 	if err != nil {
 		return fmt.Errorf("start the dev server: %v: is another server using port %d? choose others with --port "+
 			"and --ui-port (server log: %s)", err, f.port, serverLog.Name())
 	}
-	sess.settings.Address, sess.settings.AddressFrom = sess.server.FrontendAddress(), "porch dev"
+	// porch dev's own workers, and the porch commands of this machine,
+	// use the local address, which has no TLS.
+	sess.settings = sess.settings.local(sess.server.LocalAddress(), "porch dev")
 	if sess.client, err = dialClient(ctx, sess.settings, sdkLogger(workerLog, slog.LevelInfo)); err != nil {
 		return err
 	}
@@ -100,8 +116,12 @@ func (a *app) runDev(ctx context.Context, f devFlags) error {
 	if sess.worker, err = worker.Start(sess.client, opts); err != nil {
 		return fmt.Errorf("start the worker: %v", err)
 	}
-	removeState, err := writeDevState(home, devState{Address: sess.settings.Address, Namespace: f.namespace,
-		UI: sess.server.UIAddress(), PID: os.Getpid(), Python: a.getenv(envPython)})
+	st := devState{Address: sess.settings.Address, Namespace: f.namespace,
+		UI: sess.server.UIAddress(), PID: os.Getpid(), Python: a.getenv(envPython)}
+	if tlsOpts != nil {
+		st.TLSAddress = sess.server.FrontendAddress()
+	}
+	removeState, err := writeDevState(home, st)
 	if err != nil {
 		return err
 	}
@@ -114,10 +134,10 @@ func (a *app) runDev(ctx context.Context, f devFlags) error {
 			return err
 		}
 	}
-	if !isLoopbackIP(f.ip) {
+	if !isLoopbackIP(f.ip) && f.insecure {
 		fmt.Fprintf(a.stderr, "porch dev: warning: %s (--insecure)\n", devserver.InsecureWarning(f.ip))
 	}
-	a.printDevBanner(sess, f.db, nodes, serverLog.Name(), workerLog.Name())
+	a.printDevBanner(sess, f.db, f, nodes, serverLog.Name(), workerLog.Name())
 	<-ctx.Done()
 	fmt.Fprintln(a.stdout, "porch dev: stopping")
 	if nodes != nil {
@@ -126,18 +146,47 @@ func (a *app) runDev(ctx context.Context, f devFlags) error {
 	return nil
 }
 
-// checkDevIP refuses an --ip that is not a loopback address without
-// --insecure: porch dev has no TLS and no authentication.
-func checkDevIP(ip string, insecure bool) error {
+// tlsOptions are the frontend's TLS files, nil for none.
+func (f devFlags) tlsOptions() (*devserver.TLSOptions, error) {
+	if f.tlsCert == "" && f.tlsKey == "" {
+		if f.tlsCA != "" {
+			return nil, usageError("--tls-ca-path needs the server's certificate: add --tls-cert-path and --tls-key-path")
+		}
+		return nil, nil
+	}
+	if f.tlsCert == "" || f.tlsKey == "" {
+		return nil, usageError("TLS needs both the certificate and its key: give --tls-cert-path and --tls-key-path")
+	}
+	if _, err := tls.LoadX509KeyPair(f.tlsCert, f.tlsKey); err != nil {
+		return nil, usageError("--tls-cert-path %s and --tls-key-path %s: %v: give a PEM certificate and its private key",
+			f.tlsCert, f.tlsKey, err)
+	}
+	if f.tlsCA != "" {
+		data, err := os.ReadFile(f.tlsCA)
+		if err != nil {
+			return nil, usageError("--tls-ca-path: %v", err)
+		}
+		if !x509.NewCertPool().AppendCertsFromPEM(data) {
+			return nil, usageError("--tls-ca-path %s holds no PEM certificate", f.tlsCA)
+		}
+	}
+	return &devserver.TLSOptions{CertFile: f.tlsCert, KeyFile: f.tlsKey, ClientCAFile: f.tlsCA}, nil
+}
+
+// checkDevIP refuses an --ip that is not a loopback address unless
+// clients must authenticate (mutual TLS, no UI) or the user says
+// --insecure.
+func checkDevIP(ip string, allowed bool) error {
 	if net.ParseIP(ip) == nil {
 		return usageError("--ip %q is not an IP address: give one such as 127.0.0.1", ip)
 	}
-	if isLoopbackIP(ip) || insecure {
+	if isLoopbackIP(ip) || allowed {
 		return nil
 	}
-	return usageError("--ip %s is not a loopback address: porch dev has no TLS and no authentication, so anyone who "+
+	return usageError("--ip %s is not a loopback address: porch dev has no authentication, so anyone who "+
 		"can reach %s could start runs, and so run commands, as the user who started porch dev; use --ip 127.0.0.1 "+
-		"(reach it from elsewhere through an SSH tunnel), or add --insecure on a network you trust", ip, ip)
+		"(reach it from elsewhere through an SSH tunnel), require client certificates with --tls-cert-path, "+
+		"--tls-key-path, --tls-ca-path and --ui-port 0, or add --insecure on a network you trust", ip, ip)
 }
 
 // isLoopbackIP reports whether ip is a loopback address.
@@ -146,10 +195,20 @@ func isLoopbackIP(ip string) bool {
 	return parsed != nil && parsed.IsLoopback()
 }
 
-func (a *app) printDevBanner(sess *session, db string, nodes *fleet.Fleet, logs ...string) {
+func (a *app) printDevBanner(sess *session, db string, f devFlags, nodes *fleet.Fleet, logs ...string) {
 	addr := sess.settings.Address
 	w := a.stdout
-	fmt.Fprintf(w, "porch dev: temporal server at %s, namespace %s\n", addr, sess.settings.Namespace)
+	if f.tlsCert != "" {
+		auth := "TLS"
+		if f.tlsCA != "" {
+			auth = "mutual TLS: clients need a certificate signed by " + f.tlsCA
+		}
+		fmt.Fprintf(w, "porch dev: temporal server at %s (%s), namespace %s\n", sess.server.FrontendAddress(), auth,
+			sess.settings.Namespace)
+		fmt.Fprintf(w, "  local:    %s (no TLS, for this machine)\n", addr)
+	} else {
+		fmt.Fprintf(w, "porch dev: temporal server at %s, namespace %s\n", addr, sess.settings.Namespace)
+	}
 	if ui := sess.server.UIAddress(); ui != "" {
 		fmt.Fprintf(w, "  web UI:   %s\n", ui)
 	}
@@ -226,7 +285,7 @@ func (a *app) workerCommand() *cobra.Command {
 	f := cmd.Flags()
 	f.StringArrayVar(&computes, "compute", nil, "serve this compute's steps (repeatable; \"\" or serverless is the default queue)")
 	f.BoolVar(&withWorkflows, "workflows", false, "also run porch workflows (the default without --compute)")
-	f.StringVar(&python, "python", "", "Python interpreter for parallel steps' entry scripts (default $PORCH_PYTHON, else python3)")
+	f.StringVar(&python, "python", "", "the Python every step runs as python and python3, and entry scripts in (default $PORCH_PYTHON, else python3 on PATH)")
 	f.StringVar(&node, "node", "", "name of this worker in parallel steps' logs (default <hostname>-<pid>)")
 	f.StringVar(&advertise, "advertise-address", "", "address other workers reach this one at, for distributed steps' MASTER_ADDR (default: the first non-loopback IPv4 address)")
 	f.StringSliceVar(&instanceTypes, "instance-type", nil, "serve this instance type of a kubernetes compute or of serverless (repeatable; default every one the labels and capacity allow)")

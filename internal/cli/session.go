@@ -20,9 +20,6 @@ import (
 	sdklog "go.temporal.io/sdk/log"
 )
 
-// dialTimeout bounds connecting to a Temporal server.
-const dialTimeout = 10 * time.Second
-
 // session is a connection to a Temporal server, remote or embedded, with
 // the in-process worker porch started for it, if any.
 type session struct {
@@ -164,7 +161,7 @@ func (a *app) dial(ctx context.Context, s settings) (*session, error) {
 		return nil, err
 	}
 	sess := &session{settings: s, closers: []io.Closer{logf}}
-	if st, ok := loadDevState(s.Home); ok && st.Address == s.Address {
+	if st, ok := loadDevState(s.Home); ok && st.serves(s.Address) {
 		sess.ui = st.UI
 	}
 	sess.client, err = dialClient(ctx, s, sdkLogger(logf, slog.LevelWarn))
@@ -173,17 +170,6 @@ func (a *app) dial(ctx context.Context, s settings) (*session, error) {
 		return nil, err
 	}
 	return sess, nil
-}
-
-func dialClient(ctx context.Context, s settings, logger sdklog.Logger) (client.Client, error) {
-	ctx, cancel := context.WithTimeout(ctx, dialTimeout)
-	defer cancel()
-	c, err := client.DialContext(ctx, client.Options{HostPort: s.Address, Namespace: s.Namespace, Logger: logger})
-	if err != nil {
-		return nil, fmt.Errorf("cannot reach the temporal server at %s (from %s): %v: check the address, "+
-			"or start a server with `porch dev`", s.Address, s.AddressFrom, err)
-	}
-	return c, nil
 }
 
 // startEmbedded starts a scratch server on a free port and a worker that
@@ -211,8 +197,7 @@ func (a *app) startEmbedded(ctx context.Context, s settings, computes []string, 
 		sess.Close()
 		return nil, fmt.Errorf("start the embedded temporal server: %v (its log: %s)", err, serverLog.Name())
 	}
-	sess.settings.Address = sess.server.FrontendAddress()
-	sess.settings.AddressFrom = "the embedded server"
+	sess.settings = sess.settings.local(sess.server.FrontendAddress(), "the embedded server")
 	sess.client, err = dialClient(ctx, sess.settings, sdkLogger(clientLog, slog.LevelWarn))
 	if err != nil {
 		sess.Close()

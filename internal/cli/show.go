@@ -76,11 +76,11 @@ func (a *app) showRun(ctx context.Context, sess *session, runID string, info *wo
 		fmt.Fprintf(a.stdout, "submitted by %s\n", user)
 	}
 	w := newStepWatcher(sess.client)
-	w.workers = newWorkerCheck(sess.client, sess.settings.Address, 0)
+	w.workers = newWorkerCheck(sess.client, sess.settings.connectFlags(), 0)
 	steps, err := w.snapshot(ctx, runID)
 	if err != nil {
 		return fmt.Errorf("read the steps of run %s: %v: porch reads them from a worker running porch workflows "+
-			"(start one with: porch worker --address %s)", runID, err, sess.settings.Address)
+			"(start one with: porch worker %s)", runID, err, sess.settings.connectFlags())
 	}
 	steps = endedWithRun(steps, info.GetStatus())
 	writeStepTable(a, steps)

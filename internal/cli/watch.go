@@ -182,7 +182,7 @@ type watchOutcome struct {
 // noWorkerInterval it says which running steps wait for a worker.
 func (a *app) watch(ctx context.Context, sess *session, run client.WorkflowRun, p progress) watchOutcome {
 	w := newStepWatcher(sess.client)
-	w.workers = newWorkerCheck(sess.client, sess.settings.Address, a.noWorkerInterval())
+	w.workers = newWorkerCheck(sess.client, sess.settings.connectFlags(), a.noWorkerInterval())
 	getCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
 	var out watchOutcome

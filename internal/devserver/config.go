@@ -90,11 +90,14 @@ func dynamicConfig(tuned bool) dynamicconfig.StaticClient {
 }
 
 // ports are the listening ports of one server's services. The frontend's
-// (gRPC and its HTTP API) listen on the server's IP; history, matching and
-// worker on its internal IP, a loopback address, whatever the server's IP:
-// they trust every caller, and only the frontend talks to them.
+// (gRPC and its HTTP API) listen on the server's IP; history, matching,
+// worker and the internal frontend on its internal IP, a loopback address,
+// whatever the server's IP: they trust every caller. With TLS on the
+// frontend the server's services reach it through the internal frontend
+// (0 without TLS), which serves the same API without TLS.
 type ports struct {
 	frontend, frontendHTTP, history, matching, worker int
+	internalFrontend, internalFrontendHTTP            int
 }
 
 // internalIP is where the services other than the frontend listen: ip if it
@@ -106,13 +109,18 @@ func internalIP(ip string) string {
 	return defaultIP
 }
 
-func allocatePorts(ip string, frontend int) (ports, error) {
+func allocatePorts(ip string, frontend int, internalFrontend bool) (ports, error) {
 	p := ports{frontend: frontend}
 	internal := internalIP(ip)
-	for _, port := range []struct {
+	type slot struct {
 		dst *int
 		ip  string
-	}{{&p.frontend, ip}, {&p.frontendHTTP, ip}, {&p.history, internal}, {&p.matching, internal}, {&p.worker, internal}} {
+	}
+	slots := []slot{{&p.frontend, ip}, {&p.frontendHTTP, ip}, {&p.history, internal}, {&p.matching, internal}, {&p.worker, internal}}
+	if internalFrontend {
+		slots = append(slots, slot{&p.internalFrontend, internal}, slot{&p.internalFrontendHTTP, internal})
+	}
+	for _, port := range slots {
 		if *port.dst != 0 {
 			continue
 		}
@@ -125,17 +133,30 @@ func allocatePorts(ip string, frontend int) (ports, error) {
 	return p, nil
 }
 
+// internalAddress is where the server's own clients reach its API: the
+// internal frontend if there is one, else the frontend.
+func (p ports) internalAddress(ip string) string {
+	if p.internalFrontend != 0 {
+		return net.JoinHostPort(internalIP(ip), strconv.Itoa(p.internalFrontend))
+	}
+	return net.JoinHostPort(ip, strconv.Itoa(p.frontend))
+}
+
 func (p ports) staticHosts(ip string) map[primitives.ServiceName]static.Hosts {
 	host := func(ip string, port int) static.Hosts {
 		return static.SingleLocalHost(net.JoinHostPort(ip, strconv.Itoa(port)))
 	}
 	internal := internalIP(ip)
-	return map[primitives.ServiceName]static.Hosts{
+	hosts := map[primitives.ServiceName]static.Hosts{
 		primitives.FrontendService: host(ip, p.frontend),
 		primitives.HistoryService:  host(internal, p.history),
 		primitives.MatchingService: host(internal, p.matching),
 		primitives.WorkerService:   host(internal, p.worker),
 	}
+	if p.internalFrontend != 0 {
+		hosts[primitives.InternalFrontendService] = host(internal, p.internalFrontend)
+	}
+	return hosts
 }
 
 func serverConfig(opts Options, p ports, store *config.SQL) *config.Config {
@@ -177,12 +198,32 @@ func serverConfig(opts Options, p ports, store *config.SQL) *config.Config {
 		string(primitives.MatchingService): service(internal, p.matching),
 		string(primitives.WorkerService):   service(internal, p.worker),
 	}
+	if opts.TLS != nil {
+		withTLS(&c, *opts.TLS, p, service(internal, p.internalFrontend))
+	}
 	c.Archival.History.State = "disabled"
 	c.Archival.Visibility.State = "disabled"
 	c.NamespaceDefaults.Archival.History.State = "disabled"
 	c.NamespaceDefaults.Archival.Visibility.State = "disabled"
-	c.PublicClient.HostPort = frontend
+	if opts.TLS == nil {
+		// With TLS the server's services find the internal frontend
+		// through membership; the server refuses a public client then.
+		c.PublicClient.HostPort = frontend
+	}
 	return &c
+}
+
+// withTLS puts TLS on the frontend and adds the internal frontend, through
+// which the server's system workers reach its API (with the internode TLS
+// settings: none).
+func withTLS(c *config.Config, t TLSOptions, p ports, internalFrontend config.Service) {
+	c.Global.TLS.Frontend.Server = config.ServerTLS{CertFile: t.CertFile, KeyFile: t.KeyFile}
+	if t.ClientCAFile != "" {
+		c.Global.TLS.Frontend.Server.ClientCAFiles = []string{t.ClientCAFile}
+		c.Global.TLS.Frontend.Server.RequireClientAuth = true
+	}
+	internalFrontend.RPC.HTTPPort = p.internalFrontendHTTP
+	c.Services[string(primitives.InternalFrontendService)] = internalFrontend
 }
 
 // scratchDBs numbers the scratch databases of this process.

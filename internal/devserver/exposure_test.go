@@ -76,7 +76,7 @@ func TestNonLoopbackIPNeedsInsecure(t *testing.T) {
 			_ = s.Stop()
 		}
 		require.ErrorIs(t, err, ErrNotLoopback, ip)
-		require.ErrorContains(t, err, "IP "+ip+" is not a loopback address: the server has no TLS and no authentication")
+		require.ErrorContains(t, err, "IP "+ip+" is not a loopback address: the server has no client authentication")
 	}
 }
 

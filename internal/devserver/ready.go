@@ -27,15 +27,18 @@ const (
 
 // ready waits until the frontend serves the namespace, registers the search
 // attributes it lacks and waits until a visibility query accepts them all.
+// It asks through the local address, the internal frontend when the
+// frontend has TLS, and then waits for the frontend to listen.
 func (s *Server) ready(ctx context.Context, opts Options) error {
+	api := s.local
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, readyTimeout)
 		defer cancel()
 	}
-	conn, err := grpc.NewClient(s.frontend, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := grpc.NewClient(api, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
-		return fmt.Errorf("connect to frontend %s: %w", s.frontend, err)
+		return fmt.Errorf("connect to frontend %s: %w", api, err)
 	}
 	defer conn.Close()
 	wf := workflowservice.NewWorkflowServiceClient(conn)
@@ -46,7 +49,12 @@ func (s *Server) ready(ctx context.Context, opts Options) error {
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("frontend %s not ready: %w", s.frontend, err)
+		return fmt.Errorf("frontend %s not ready: %w", api, err)
+	}
+	if api != s.frontend {
+		if err := waitListening(ctx, s.frontend, nil); err != nil {
+			return fmt.Errorf("frontend: %w", err)
+		}
 	}
 	if len(opts.SearchAttributes) == 0 {
 		return nil

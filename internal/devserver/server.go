@@ -12,12 +12,14 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"strconv"
 	"sync"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/server/common/authorization"
 	"go.temporal.io/server/common/config"
+	"go.temporal.io/server/common/primitives"
 	"go.temporal.io/server/temporal"
 )
 
@@ -35,10 +37,11 @@ type Options struct {
 	Namespace string // default "default"; created if missing (retention 7 days)
 	// IP is where the frontend and the UI listen, default "127.0.0.1". The
 	// other services (history, matching, worker) always listen on a
-	// loopback address. An IP that is not loopback needs Insecure.
+	// loopback address. An IP that is not loopback needs Insecure, or
+	// TLS with a ClientCAFile and no UI.
 	IP string
-	// Insecure allows an IP that is not loopback. The server has no TLS
-	// and no authentication, so whoever reaches the frontend or the UI
+	// Insecure allows an IP that is not loopback without mutual TLS. The
+	// server then has no authentication, so whoever reaches the frontend or the UI
 	// can start, read and cancel workflows, and porch's workers run their
 	// steps as the user who started them. Start then logs InsecureWarning
 	// and the UI shows it at the top of its pages.
@@ -47,10 +50,23 @@ type Options struct {
 	SearchAttributes map[string]enumspb.IndexedValueType
 	LogWriter        io.Writer // server logs (warn and above by default); nil = discard
 	LogLevel         string    // debug, info, warn (default), error or none
+	// TLS, when set, makes the frontend serve TLS (and, with a client
+	// CA, mutual TLS). The server's own services and the UI then reach
+	// it through an internal frontend on a loopback address, without TLS.
+	TLS *TLSOptions
 
 	// untuned keeps Temporal's default dynamic config: the baseline for
 	// BenchmarkActivityChain.
 	untuned bool
+}
+
+// TLSOptions are the frontend's TLS files, PEM.
+type TLSOptions struct {
+	// CertFile and KeyFile are the frontend's certificate and its key.
+	CertFile, KeyFile string
+	// ClientCAFile, when set, is the CA whose certificates clients must
+	// present: mutual TLS.
+	ClientCAFile string
 }
 
 // ErrNotLoopback is returned by Start for an IP that is not a loopback
@@ -72,7 +88,10 @@ type Server struct {
 	ui       *webUI
 	ports    ports
 	frontend string
-	uiURL    string
+	// local is where clients on this machine reach the API without TLS:
+	// the internal frontend when the frontend has TLS, else the frontend.
+	local string
+	uiURL string
 	// cleanup removes a scratch database.
 	cleanup func()
 
@@ -97,7 +116,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 			return nil, fmt.Errorf("embedded temporal: frontend: %w", err)
 		}
 	}
-	p, err := allocatePorts(opts.IP, opts.Port)
+	p, err := allocatePorts(opts.IP, opts.Port, opts.TLS != nil)
 	if err != nil {
 		return nil, fmt.Errorf("embedded temporal: %w", err)
 	}
@@ -120,18 +139,19 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		cleanup()
 		return nil, fmt.Errorf("embedded temporal: start: %w", err)
 	}
-	s := &Server{server: srv, logger: logger, cleanup: cleanup, ports: p, frontend: net.JoinHostPort(opts.IP, strconv.Itoa(p.frontend))}
+	s := &Server{server: srv, logger: logger, cleanup: cleanup, ports: p,
+		frontend: net.JoinHostPort(opts.IP, strconv.Itoa(p.frontend)), local: p.internalAddress(opts.IP)}
 	if err := s.ready(ctx, opts); err != nil {
 		_ = s.Stop()
 		return nil, fmt.Errorf("embedded temporal: %w", err)
 	}
 	var banner string
-	if !isLoopback(opts.IP) {
+	if !isLoopback(opts.IP) && !opts.authenticated() {
 		banner = InsecureWarning(opts.IP)
 		logger.Warn(banner)
 	}
 	if opts.UIPort != 0 {
-		ui, err := startUI(ctx, opts.IP, opts.UIPort, s.frontend, banner)
+		ui, err := startUI(ctx, opts.IP, opts.UIPort, s.local, banner)
 		if err != nil {
 			_ = s.Stop()
 			return nil, fmt.Errorf("embedded temporal: %w", err)
@@ -149,9 +169,10 @@ func withDefaults(opts Options) (Options, error) {
 	if net.ParseIP(opts.IP) == nil {
 		return opts, fmt.Errorf("embedded temporal: IP %q is not an IP address", opts.IP)
 	}
-	if !isLoopback(opts.IP) && !opts.Insecure {
-		return opts, fmt.Errorf("embedded temporal: IP %s is %w: the server has no TLS and no authentication; "+
-			"listen on 127.0.0.1, or set Insecure to serve every client that reaches %s", opts.IP, ErrNotLoopback, opts.IP)
+	if !isLoopback(opts.IP) && !opts.Insecure && !opts.authenticated() {
+		return opts, fmt.Errorf("embedded temporal: IP %s is %w: the server has no client authentication; "+
+			"listen on 127.0.0.1, require client certificates (TLS with a ClientCAFile, and no UI), "+
+			"or set Insecure to serve every client that reaches %s", opts.IP, ErrNotLoopback, opts.IP)
 	}
 	if opts.Namespace == "" {
 		opts.Namespace = defaultNamespace
@@ -165,6 +186,13 @@ func withDefaults(opts Options) (Options, error) {
 		return opts, fmt.Errorf("embedded temporal: UI port and frontend port are both %d", opts.Port)
 	}
 	return opts, nil
+}
+
+// authenticated says whether every client reaching the server's IP must
+// present a certificate: mutual TLS on the frontend and no UI, which has
+// no authentication.
+func (o Options) authenticated() bool {
+	return o.TLS != nil && o.TLS.ClientCAFile != "" && o.UIPort == 0
 }
 
 // isLoopback reports whether ip, a valid IP address, is a loopback one.
@@ -181,9 +209,13 @@ func newTemporalServer(conf *config.Config, opts Options, p ports, logger server
 	if err != nil {
 		return nil, fmt.Errorf("claim mapper: %w", err)
 	}
+	services := temporal.DefaultServices
+	if p.internalFrontend != 0 {
+		services = append(slices.Clone(services), string(primitives.InternalFrontendService))
+	}
 	return temporal.NewServer(
 		temporal.WithConfig(conf),
-		temporal.ForServices(temporal.DefaultServices),
+		temporal.ForServices(services),
 		temporal.WithStaticHosts(p.staticHosts(opts.IP)),
 		temporal.WithLogger(logger),
 		temporal.WithAuthorizer(authorizer),
@@ -194,6 +226,11 @@ func newTemporalServer(conf *config.Config, opts Options, p ports, logger server
 
 // FrontendAddress returns the frontend's gRPC address, host:port.
 func (s *Server) FrontendAddress() string { return s.frontend }
+
+// LocalAddress returns where clients on this machine reach the server
+// without TLS, host:port on a loopback address: the frontend, or with
+// TLS an internal frontend that serves the same API.
+func (s *Server) LocalAddress() string { return s.local }
 
 // UIAddress returns the web UI's URL, http://host:port, or "" without a UI.
 func (s *Server) UIAddress() string { return s.uiURL }

@@ -57,11 +57,11 @@ func startServer(tb testing.TB, opts Options) *Server {
 	return s
 }
 
-// connect dials the server and runs a worker for chain, windowed and noop on
-// taskQueue.
+// connect dials the server's local address and runs a worker for chain,
+// windowed and noop on taskQueue.
 func connect(tb testing.TB, s *Server) client.Client {
 	tb.Helper()
-	c, err := client.Dial(client.Options{HostPort: s.FrontendAddress(), Logger: quietLogger{}})
+	c, err := client.Dial(client.Options{HostPort: s.LocalAddress(), Logger: quietLogger{}})
 	require.NoError(tb, err)
 	w := worker.New(c, taskQueue, worker.Options{MaxConcurrentActivityExecutionSize: 2 * window})
 	w.RegisterWorkflowWithOptions(chain, workflow.RegisterOptions{Name: "Chain"})

@@ -78,8 +78,8 @@ func startUIServer(ctx context.Context, ip string, port int, frontend string) (*
 	return ui, nil
 }
 
-// waitListening dials addr until it answers, the context ends, stopped is
-// closed or uiStartTimeout passes.
+// waitListening dials addr until it answers, the context ends, stopped (if
+// not nil) is closed or uiStartTimeout passes.
 func waitListening(ctx context.Context, addr string, stopped <-chan struct{}) error {
 	ctx, cancel := context.WithTimeout(ctx, uiStartTimeout)
 	defer cancel()

@@ -15,7 +15,9 @@ Lines (one JSON object each, "time" in seconds since the epoch):
 A metric that is NaN or infinite is written as the JSON string "NaN",
 "Infinity" or "-Infinity", so every line is valid JSON.
 
-Autologging is a no-op. Models given to a flavor's save_model or log_model
+mlflow.autolog() and mlflow.sklearn.autolog() autolog scikit-learn as
+MLflow names things (see _sklearn.py); other libraries' autolog is a no-op.
+Models given to a flavor's save_model or log_model
 are pickled (model.pkl, with an MLmodel file) and load_model unpickles them.
 Files logged as artifacts land under ./outputs, which porch keeps with the
 step's artifacts, as Azure ML does. Python 3.8+, standard library only.
@@ -206,7 +208,9 @@ def last_active_run():
 
 
 def autolog(*args, **kwargs):
-    """Does nothing: porch records what the script logs itself."""
+    """Turns on autologging for scikit-learn (see mlflow._sklearn), the one
+    library porch's module autologs; takes mlflow.autolog's arguments."""
+    _sklearn.autolog(sys.modules[__name__], **kwargs)
 
 
 def set_tracking_uri(uri):
@@ -348,6 +352,6 @@ def get_run(run_id):
     raise MlflowException("run %r is not active in this process: porch's mlflow only knows active runs" % run_id)
 
 
-from mlflow import _flavors  # noqa: E402  (needs the functions above)
+from mlflow import _flavors, _sklearn  # noqa: E402  (need the functions above)
 
 _flavors.install(sys.modules[__name__])

@@ -265,6 +265,13 @@ def _models():
 def install(mlflow):
     """Builds the submodules and registers them on mlflow and in sys.modules."""
     subs = {name: _flavor(mlflow, name) for name in FLAVORS}
+
+    def sklearn_autolog(*args, **kwargs):
+        """Autologs scikit-learn, as mlflow.autolog does."""
+        mlflow._sklearn.autolog(mlflow, **kwargs)
+
+    subs["sklearn"].autolog = sklearn_autolog
+    subs["sklearn"].__doc__ = "porch's stand-in for mlflow.sklearn: autolog as mlflow.autolog, models are pickled."
     subs["pyfunc"] = _pyfunc(mlflow)
     subs["entities"] = _entities()
     subs["tracking"] = _tracking(mlflow, subs["entities"])

@@ -1,0 +1,92 @@
+package compiler
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// The README's table of what porch makes of azureml-examples cli/jobs/
+// lies between these markers.
+const (
+	examplesTableBegin = "<!-- azureml-examples cli/jobs table: TestExamplesTable writes it -->\n"
+	examplesTableEnd   = "<!-- end of azureml-examples table -->\n"
+)
+
+// TestExamplesTable compiles every pipeline and sweep job under
+// azureml-examples cli/jobs/ with no catalogue, as `porch validate` would,
+// and checks that the README's table says what came of each: compiled, or
+// refused with the first error. -update rewrites the table.
+func TestExamplesTable(t *testing.T) {
+	jobs := filepath.Join(examplesDir, "cli", "jobs")
+	if _, err := os.Stat(jobs); err != nil {
+		t.Skipf("azureml-examples not found at %s", examplesDir)
+	}
+	readme := filepath.Join("..", "README.md")
+	text, err := os.ReadFile(readme)
+	require.NoError(t, err)
+	begin := bytes.Index(text, []byte(examplesTableBegin))
+	end := bytes.Index(text, []byte(examplesTableEnd))
+	require.True(t, begin >= 0 && end > begin, "README.md has no %q ... %q markers", examplesTableBegin, examplesTableEnd)
+	table := examplesTable(t, jobs)
+	start := begin + len(examplesTableBegin)
+	if string(text[start:end]) == table {
+		return
+	}
+	if !*update {
+		t.Fatalf("README.md's azureml-examples table is out of date: run go test ./compiler -run TestExamplesTable -update\nwant:\n%s", table)
+	}
+	out := append(append(append([]byte{}, text[:start]...), table...), text[end:]...)
+	require.NoError(t, os.WriteFile(readme, out, 0o644))
+}
+
+// examplesTable is a markdown table with a row per pipeline or sweep job
+// under jobs, and a closing line with the counts.
+func examplesTable(t *testing.T, jobs string) string {
+	var b strings.Builder
+	b.WriteString("| File under `cli/jobs/` | porch validate | First error |\n|---|---|---|\n")
+	compiled, refused := 0, 0
+	for _, f := range pipelineFiles(t, jobs) {
+		rel, err := filepath.Rel(jobs, f)
+		require.NoError(t, err)
+		p, diags := Compile(f, Options{})
+		if p != nil {
+			compiled++
+			fmt.Fprintf(&b, "| `%s` | compiles | |\n", filepath.ToSlash(rel))
+			continue
+		}
+		refused++
+		first := ""
+		for _, d := range diags {
+			if d.Severity == Error {
+				first = firstErrorCell(f, d)
+				break
+			}
+		}
+		fmt.Fprintf(&b, "| `%s` | refused | %s |\n", filepath.ToSlash(rel), first)
+	}
+	fmt.Fprintf(&b, "\n%d files: %d compile, %d refused.\n", compiled+refused, compiled, refused)
+	return b.String()
+}
+
+// firstErrorCell is an error's summary as a table cell, after its line
+// and, when it is in another file than the row's (a component), that
+// file's path relative to the row's folder; pipes are escaped.
+func firstErrorCell(row string, d Diagnostic) string {
+	where := fmt.Sprintf("line %d", d.Pos.Line)
+	if d.Pos.File != row {
+		rel, err := filepath.Rel(filepath.Dir(row), d.Pos.File)
+		if err != nil {
+			rel = d.Pos.File
+		}
+		where = fmt.Sprintf("%s:%d", filepath.ToSlash(rel), d.Pos.Line)
+	}
+	// Paths in summaries are as the test sees them: show them from cli/jobs.
+	summary := strings.ReplaceAll(d.Summary, filepath.Join(examplesDir, "cli", "jobs")+string(filepath.Separator), "")
+	return strings.ReplaceAll(where+": "+summary, "|", `\|`)
+}
