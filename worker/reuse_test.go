@@ -205,7 +205,7 @@ jobs:
 	st := steps(t, second)
 	require.NotNil(t, st["use"].Reuse)
 	assert.Equal(t, first, st["use"].Reuse.FromRun)
-	assert.NoDirExists(t, filepath.Join(homeB, "datastores", store.Name, "azureml", "porch-reuse"),
+	assert.NoDirExists(t, filepath.Join(homeB, "datastores", store.Name, "porch-reuse"),
 		"worker B read the records from the object store, not from a folder of its own")
-	assert.NoDirExists(t, filepath.Join(homeA, "datastores", store.Name, "azureml", "porch-reuse"))
+	assert.NoDirExists(t, filepath.Join(homeA, "datastores", store.Name, "porch-reuse"))
 }

@@ -8,8 +8,8 @@
 // settings), never its compute, display name, tags or run id. A successful
 // step leaves a Record in its run's default datastore, beside its outputs:
 //
-//	azureml/porch-reuse/keys/<key>.json                  by key: what a later run reuses
-//	azureml/porch-reuse/latest/<pipeline>/<step>.json    the step path's latest record: what a miss is compared with
+//	porch-reuse/keys/<key>.json                  by key: what a later run reuses
+//	porch-reuse/latest/<pipeline>/<step>.json    the step path's latest record: what a miss is compared with
 //
 // so records outlive the embedded server, and workers sharing an s3
 // datastore share them. A step whose key has a record whose outputs still

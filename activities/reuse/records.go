@@ -18,9 +18,9 @@ import (
 	"github.com/porch-pipelines/porch/compiler/plan"
 )
 
-// recordsDir is the datastore folder records live in, beside runs'
+// recordsDir is the datastore folder records live in, beside the runs'
 // outputs (azureml/<run>/...).
-const recordsDir = "azureml/porch-reuse"
+const recordsDir = "porch-reuse"
 
 // KeyURI is where the record of key lives on the datastore ds.
 func KeyURI(ds, key string) string {
