@@ -49,6 +49,8 @@ type dag struct {
 	byName        map[string]*node
 	inputs        map[string]plan.Input
 	parentOutputs map[string]string
+	// pending are records of succeeded steps not yet written.
+	pending []reuse.Record
 }
 
 func newDAG(in PipelineInput) *dag {

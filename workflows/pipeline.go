@@ -52,6 +52,7 @@ func Pipeline(ctx workflow.Context, in PipelineInput) (PipelineResult, error) {
 		}
 		r.sel.Select(ctx)
 	}
+	d.flushRecords(ctx)
 	now := workflow.Now(ctx)
 	defer func() { workflow.SetCurrentDetails(ctx, d.progress()) }()
 	if ctx.Err() != nil {
@@ -129,7 +130,7 @@ func (r *dagRun) wait(f workflow.Future, done func(workflow.Future)) {
 }
 
 // launch starts a step's workflow; when it succeeds, its record for reuse
-// is written.
+// is kept for the next decision to write.
 func (r *dagRun) launch(s *node) {
 	ctx, d := r.ctx, r.d
 	d.start(s, workflow.Now(ctx))
@@ -140,9 +141,7 @@ func (r *dagRun) launch(s *node) {
 			err = d.outsideEnd(ctx, s, err)
 		}
 		if err == nil {
-			if rf := d.recordReuse(ctx, s); rf != nil {
-				r.wait(rf, func(f workflow.Future) { warnNotRecorded(ctx, f, s) })
-			}
+			d.succeeded(s)
 		}
 		if err != nil && r.firstErr == nil && !isCanceled(err) {
 			r.firstErr, r.firstFailed = err, s.step.Path

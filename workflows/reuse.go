@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"fmt"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -58,8 +59,9 @@ func (d *dag) decides(ctx workflow.Context, n *node) bool {
 func (d *dag) decideReuse(ctx workflow.Context, n *node) workflow.Future {
 	in := reuse.DecideInput{
 		Pipeline: d.in.Name, RunID: d.in.RunID, DefaultDatastore: d.in.Settings.DefaultDatastore,
-		Step: n.step, Inputs: d.resolveInputs(n.step.Inputs),
+		Step: n.step, Inputs: d.resolveInputs(n.step.Inputs), Records: d.pending,
 	}
+	d.pending = nil
 	switch {
 	case d.in.Settings.ForceRerun:
 		in.Force = reuse.ReasonForced
@@ -122,30 +124,38 @@ func (d *dag) settle(ctx workflow.Context, f workflow.Future, n *node) {
 	n.state.Detail = "reused outputs of run " + dec.Reused.Run
 }
 
-// recordReuse writes a succeeded step's record, so later runs reuse it.
-// A step that is not deterministic leaves none: nothing would reuse it.
-func (d *dag) recordReuse(ctx workflow.Context, n *node) workflow.Future {
+// succeeded keeps a succeeded step's record for the next decision to
+// write (or flushRecords, at the end). A step that is not deterministic
+// leaves none: nothing would reuse it.
+func (d *dag) succeeded(n *node) {
 	if n.decision == nil || n.step.NotDeterministic {
-		return nil
+		return
 	}
 	rec := reuse.Record{Key: n.decision.Key, Pipeline: d.in.Name, Run: d.in.RunID, Step: n.step.Path, Parts: n.decision.Parts}
 	for _, o := range d.locations(n) {
 		rec.Outputs = append(rec.Outputs, reuse.Output{Name: o.Name, URI: o.URI})
 	}
-	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		Summary:                "record " + n.step.Path + " for reuse",
+	d.pending = append(d.pending, rec)
+}
+
+// flushRecords writes the records no decision carried, however the run
+// ends: a step that succeeded in a failed or canceled run is still
+// reusable. Failing to write them loses only later runs' reuse.
+func (d *dag) flushRecords(ctx workflow.Context) {
+	if len(d.pending) == 0 {
+		return
+	}
+	dctx, _ := workflow.NewDisconnectedContext(ctx)
+	dctx = workflow.WithActivityOptions(dctx, workflow.ActivityOptions{
+		Summary:                fmt.Sprintf("record %d steps for reuse", len(d.pending)),
 		TaskQueue:              plan.DefaultTaskQueue,
 		ScheduleToStartTimeout: reuseStartTimeout,
 		StartToCloseTimeout:    5 * time.Minute,
 		RetryPolicy:            &temporal.RetryPolicy{MaximumAttempts: 3},
 	})
-	return workflow.ExecuteActivity(ctx, reuse.RecordReuseName, reuse.RecordInput{DefaultDatastore: d.in.Settings.DefaultDatastore, Record: rec})
-}
-
-// warnNotRecorded logs a record that could not be written: the step
-// succeeded, and only a later run's reuse of it is lost.
-func warnNotRecorded(ctx workflow.Context, f workflow.Future, n *node) {
-	if err := f.Get(ctx, nil); err != nil {
-		workflow.GetLogger(ctx).Warn("porch: step not recorded for reuse", "step", n.step.Path, "error", err)
+	in := reuse.RecordInput{DefaultDatastore: d.in.Settings.DefaultDatastore, Records: d.pending}
+	d.pending = nil
+	if err := workflow.ExecuteActivity(dctx, reuse.RecordReuseName, in).Get(dctx, nil); err != nil {
+		workflow.GetLogger(ctx).Warn("porch: steps not recorded for reuse", "error", err)
 	}
 }

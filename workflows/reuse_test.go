@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"slices"
 	"sync"
 
 	"context"
@@ -34,6 +35,9 @@ func (s *PipelineSuite) TestReusedStepsDoNotRun() {
 		func(_ context.Context, in reuse.DecideInput) (reuse.Decision, error) {
 			mu.Lock()
 			decided[in.Step.Path] = in
+			for _, r := range in.Records {
+				recorded[r.Step] = r
+			}
 			mu.Unlock()
 			d := reuse.Decision{Key: "key-" + in.Step.Path, OutputKey: "out-" + in.Step.Path, Reason: "command changed"}
 			if in.Step.Path == "a" {
@@ -44,7 +48,9 @@ func (s *PipelineSuite) TestReusedStepsDoNotRun() {
 		})
 	s.env.OnActivity(reuse.RecordReuseName, mock.Anything, mock.Anything).Return(func(_ context.Context, in reuse.RecordInput) error {
 		mu.Lock()
-		recorded[in.Record.Step] = in.Record
+		for _, r := range in.Records {
+			recorded[r.Step] = r
+		}
 		mu.Unlock()
 		return nil
 	})
@@ -62,6 +68,7 @@ func (s *PipelineSuite) TestReusedStepsDoNotRun() {
 	s.Equal("command changed", st["b"].Reuse.Reason)
 	s.Equal([]reuse.Upstream{{Input: "x", Step: "b", Output: "named", Key: "out-b", Ran: true}}, decided["d"].Upstream)
 	s.NotContains(recorded, "a")
+	s.Equal([]string{"b", "c", "d", "e"}, sortedKeys(recorded), "every step that ran is recorded, carried by a later decision or written at the end")
 	s.Equal("key-b", recorded["b"].Key)
 	s.Equal("new-run", recorded["b"].Run)
 	s.Contains(recorded["b"].Outputs, reuse.Output{Name: "named", URI: "azureml://datastores/workspaceblobstore/paths/new-run/named/"})
@@ -87,4 +94,13 @@ func (s *PipelineSuite) TestForceRerunIsPassedOn() {
 	s.Require().NoError(s.env.GetWorkflowError())
 	s.Equal([]string{"force_rerun", "force_rerun", "force_rerun", "force_rerun", "force_rerun"}, forces)
 	s.Len(s.calls, 5)
+}
+
+func sortedKeys(m map[string]reuse.Record) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
 }

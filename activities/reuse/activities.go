@@ -65,6 +65,10 @@ type DecideInput struct {
 	// Force is why the step runs whatever is recorded (ReasonForced,
 	// ReasonNotDeterministic); "" lets a record decide.
 	Force string `json:"force,omitempty"`
+	// Records are steps of the run that succeeded since the last
+	// decision, recorded first: the decision carries them, so recording
+	// costs no activity of its own.
+	Records []Record `json:"records,omitempty"`
 }
 
 // Decision is whether a step reuses a record, and why not.
@@ -97,6 +101,9 @@ func (a *Activities) DecideReuse(ctx context.Context, in DecideInput) (Decision,
 		}
 	}
 	a.Host.RefreshDatastores(ctx, uris...)
+	if err := a.record(ctx, in.DefaultDatastore, in.Records); err != nil {
+		return Decision{}, err
+	}
 	parts, err := a.parts(ctx, in)
 	if err != nil {
 		return Decision{}, err
@@ -206,23 +213,32 @@ func (a *Activities) outputsThere(ctx context.Context, r Record) (bool, error) {
 	return true, nil
 }
 
-// RecordInput is a step that succeeded, to record under its key.
+// RecordInput is steps that succeeded, to record under their keys.
 type RecordInput struct {
-	DefaultDatastore string `json:"default_datastore"`
-	Record           Record `json:"record"`
+	DefaultDatastore string   `json:"default_datastore"`
+	Records          []Record `json:"records"`
 }
 
-// RecordReuse writes a successful step's record under its key, then as
-// its step path's latest.
+// RecordReuse writes the records of steps that succeeded and were not yet
+// recorded (those no later decision carried).
 func (a *Activities) RecordReuse(ctx context.Context, in RecordInput) error {
-	r := in.Record
-	r.Created = time.Now().UTC()
-	a.Host.RefreshDatastores(ctx, KeyURI(in.DefaultDatastore, r.Key))
-	if err := writeJSON(ctx, a.Host, KeyURI(in.DefaultDatastore, r.Key), r); err != nil {
-		return fmt.Errorf("record step %q for reuse: %w", r.Step, err)
+	return a.record(ctx, in.DefaultDatastore, in.Records)
+}
+
+// record writes each record under its key, then as its step path's latest.
+func (a *Activities) record(ctx context.Context, ds string, records []Record) error {
+	if len(records) == 0 {
+		return nil
 	}
-	if err := writeJSON(ctx, a.Host, LatestURI(in.DefaultDatastore, r.Pipeline, r.Step), r); err != nil {
-		return fmt.Errorf("record step %q for reuse: %w", r.Step, err)
+	a.Host.RefreshDatastores(ctx, KeyURI(ds, "x"))
+	for _, r := range records {
+		r.Created = time.Now().UTC()
+		if err := writeJSON(ctx, a.Host, KeyURI(ds, r.Key), r); err != nil {
+			return fmt.Errorf("record step %q for reuse: %w", r.Step, err)
+		}
+		if err := writeJSON(ctx, a.Host, LatestURI(ds, r.Pipeline, r.Step), r); err != nil {
+			return fmt.Errorf("record step %q for reuse: %w", r.Step, err)
+		}
 	}
 	return nil
 }

@@ -69,10 +69,10 @@ func (f *fixture) succeed(t *testing.T, d Decision, run string) {
 	local, err := stepio.LocalPath(f.home, f.model)
 	require.NoError(t, err)
 	require.NoError(t, os.MkdirAll(local, 0o755))
-	require.NoError(t, f.a.RecordReuse(context.Background(), RecordInput{DefaultDatastore: testDS, Record: Record{
+	require.NoError(t, f.a.RecordReuse(context.Background(), RecordInput{DefaultDatastore: testDS, Records: []Record{{
 		Key: d.Key, Pipeline: "chain", Run: run, Step: "train", Parts: d.Parts,
 		Outputs: []Output{{Name: "model", URI: f.model}},
-	}}))
+	}}}))
 }
 
 func TestDecideReuse(t *testing.T) {
