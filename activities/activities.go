@@ -15,6 +15,7 @@ package activities
 
 import (
 	"context"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -23,6 +24,7 @@ import (
 	"github.com/porch-pipelines/porch/activities/command"
 	"github.com/porch-pipelines/porch/activities/limits"
 	"github.com/porch-pipelines/porch/activities/parallel"
+	"github.com/porch-pipelines/porch/activities/reuse"
 	"github.com/porch-pipelines/porch/activities/spread"
 	"github.com/porch-pipelines/porch/activities/stepio"
 	"github.com/porch-pipelines/porch/activities/sweep"
@@ -81,6 +83,7 @@ type Activities struct {
 	parallel *parallel.Activities
 	spread   *spread.Activities
 	sweep    *sweep.Activities
+	reuse    *reuse.Activities
 }
 
 // init builds each step kind's activities over one step I/O and one set
@@ -94,6 +97,7 @@ func (a *Activities) init() {
 		a.parallel = &parallel.Activities{Host: h, Devices: d, Python: a.Python, IdleShutdown: a.IdleShutdown}
 		a.spread = &spread.Activities{Host: h, Address: a.Address, Signal: a.Signal}
 		a.sweep = &sweep.Activities{Host: h}
+		a.reuse = &reuse.Activities{Host: h, Hasher: &reuse.Hasher{Dir: filepath.Join(a.Home, "cache", "reuse")}}
 	})
 }
 
@@ -104,6 +108,7 @@ func (a *Activities) Register(r worker.ActivityRegistry) {
 	a.parallel.Register(r)
 	a.spread.Register(r)
 	a.sweep.Register(r)
+	a.reuse.Register(r)
 }
 
 // RegisterLocal registers the activities porch's workflows run as local

@@ -149,6 +149,8 @@ type stepAST struct {
 	Sweep *sweepAST
 	// Tier is queue_settings.job_tier in lower case, "" for none.
 	Tier string
+	// NotDeterministic is the step's is_deterministic: false.
+	NotDeterministic bool
 	// index is the declaration order.
 	index int
 	// deps are the sibling steps this one consumes outputs of, filled by
@@ -166,10 +168,12 @@ type componentAST struct {
 	// inferred from the step's own bindings.
 	Inline      bool
 	DisplayName string
-	Inputs      []*inputAST
-	Outputs     []*outputAST
-	Command     commandAST
-	Pipeline    *pipelineAST
+	// NotDeterministic is is_deterministic: false.
+	NotDeterministic bool
+	Inputs           []*inputAST
+	Outputs          []*outputAST
+	Command          commandAST
+	Pipeline         *pipelineAST
 	// Parallel is set for parallel components and inline parallel steps.
 	Parallel *parallelAST
 	// SweepJob marks the trial of a standalone sweep job: its inputs are

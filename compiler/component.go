@@ -139,6 +139,7 @@ func (p *parser) parseComponent(name string, n *yaml.Node) *componentAST {
 		p.warnf(nodePos(name, f["additional_includes"].key), "copy the files into the code folder instead", "additional_includes is ignored by porch")
 	}
 	c.DisplayName = p.str(name, f["display_name"])
+	c.NotDeterministic = p.notDeterministic(name, f)
 	if e, ok := f["inputs"]; ok {
 		c.Inputs = p.parseInputs(name, e.val, ctxDecl)
 	}
@@ -150,4 +151,11 @@ func (p *parser) parseComponent(name string, n *yaml.Node) *componentAST {
 		p.errorf(c.Pos, "add command: with the command line to run", "command component has no command")
 	}
 	return c
+}
+
+// notDeterministic reads is_deterministic: false, which keeps a step from
+// reusing an earlier run's outputs.
+func (p *parser) notDeterministic(name string, f map[string]entry) bool {
+	e, ok := f["is_deterministic"]
+	return ok && !isNull(e.val) && !p.boolean(name, e)
 }

@@ -160,7 +160,8 @@ func (l *lowerer) lowerPipeline(sc *scope) plan.Pipeline {
 
 func (l *lowerer) lowerStep(sc *scope, s *stepAST, path string) plan.Step {
 	st := plan.Step{Name: s.Name, Path: path, Type: s.Type, Pos: s.Pos,
-		DisplayName: orDefault(s.DisplayName, s.Component.DisplayName)}
+		DisplayName:      orDefault(s.DisplayName, s.Component.DisplayName),
+		NotDeterministic: s.NotDeterministic || s.Component.NotDeterministic}
 	if len(s.deps) > 0 {
 		st.DependsOn = append([]string(nil), s.deps...)
 	}

@@ -257,6 +257,7 @@ func (p *parser) stringList(name string, e entry) []string {
 func (p *parser) parseParallelComponent(c *componentAST, name string, n *yaml.Node) *componentAST {
 	f := p.fields(name, n, "parallel component", parallelComponentKeys, componentSilent)
 	c.DisplayName = p.str(name, f["display_name"])
+	c.NotDeterministic = p.notDeterministic(name, f)
 	if e, ok := f["inputs"]; ok {
 		c.Inputs = p.parseInputs(name, e.val, ctxDecl)
 	}

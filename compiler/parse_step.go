@@ -102,6 +102,7 @@ func (p *parser) parseStep(name string, e entry) *stepAST {
 	s.Compute = p.scalar(name, f["compute"])
 	s.Identity = p.parseIdentity(name, f["identity"])
 	s.Tier = p.parseQueueSettings(name, f)
+	s.NotDeterministic = p.notDeterministic(name, f)
 	if s.Component = p.stepComponent(name, s, f, typ, comp); s.Component == nil {
 		return nil
 	}

@@ -16,6 +16,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/porch-pipelines/porch/compiler"
+	"github.com/porch-pipelines/porch/compiler/plan"
 )
 
 // chainLength is the number of steps in the chain benchmarks.
@@ -25,7 +26,9 @@ const chainLength = 100
 // a chain of trivial command steps (each a child workflow running `true` in
 // a real process), beside two Temporal baselines in the same run: a chain of
 // child workflows that each run one no-op activity (the floor of porch's
-// design), and a chain of plain no-op activities.
+// design), and a chain of plain no-op activities. Its steps are forced to
+// run (each is still decided and recorded for reuse); a last run of the
+// same chain reuses them all.
 //
 //	go test ./worker -run '^$' -bench Chain -benchtime 3x
 func BenchmarkChain(b *testing.B) {
@@ -35,25 +38,34 @@ func BenchmarkChain(b *testing.B) {
 	p, diags := compiler.Compile(f, compiler.Options{})
 	require.False(b, diags.HasErrors(), diags.Error())
 
-	b.Run("porch-command-steps", func(b *testing.B) {
-		h := &harness{home: home}
-		w := startWorker(b, h.home)
-		defer w.Stop()
-		src, _ := os.ReadFile(f)
-		b.ResetTimer()
-		for i := 0; i < b.N; i++ {
-			run, err := startRun(p, src)
-			require.NoError(b, err)
-			require.NoError(b, run.Get(context.Background(), nil))
-		}
-		reportPerStep(b)
-	})
+	// Every step runs (force_rerun): each is decided and recorded for
+	// reuse, and runs.
+	forced := *p
+	forced.Settings.ForceRerun = true
+	b.Run("porch-command-steps", func(b *testing.B) { benchPorch(b, home, f, &forced) })
+	// The same chain again, unforced: every step is reused.
+	b.Run("porch-reused-steps", func(b *testing.B) { benchPorch(b, home, f, p) })
 	b.Run("baseline-child-workflow-activity", func(b *testing.B) {
 		benchBaseline(b, "ChainOfChildren")
 	})
 	b.Run("baseline-activities", func(b *testing.B) {
 		benchBaseline(b, "ChainOfActivities")
 	})
+}
+
+// benchPorch runs the plan p of the file f b.N times on a worker of home.
+func benchPorch(b *testing.B, home, f string, p *plan.Plan) {
+	h := &harness{home: home}
+	w := startWorker(b, h.home)
+	defer w.Stop()
+	src, _ := os.ReadFile(f)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		run, err := startRun(p, src)
+		require.NoError(b, err)
+		require.NoError(b, run.Get(context.Background(), nil))
+	}
+	reportPerStep(b)
 }
 
 func reportPerStep(b *testing.B) {

@@ -89,7 +89,18 @@ func startRun(p *plan.Plan, src []byte) (client.WorkflowRun, error) {
 	return workflows.Start(context.Background(), temporalClient, p, workflows.NewRunID(p), src)
 }
 
+// compile compiles a pipeline whose steps all run (settings.force_rerun):
+// the tests of this package run pipelines again in one home, and test
+// what running does; reuse_test.go tests reuse, with compileReusable.
 func compile(t *testing.T, path string, set map[string]string) *plan.Plan {
+	t.Helper()
+	p := compileReusable(t, path, set)
+	p.Settings.ForceRerun = true
+	return p
+}
+
+// compileReusable compiles a pipeline as written.
+func compileReusable(t *testing.T, path string, set map[string]string) *plan.Plan {
 	t.Helper()
 	p, diags := compiler.Compile(path, compiler.Options{Set: set})
 	require.False(t, diags.HasErrors(), diags.Error())

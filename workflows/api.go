@@ -121,6 +121,9 @@ type StepState struct {
 	// Spot says the step runs on preemptible workers first: its workflow
 	// answers SpotQuery.
 	Spot bool `json:"spot,omitempty"`
+	// Reuse is what the reuse decision said: why the step ran, or whose
+	// outputs it reused; nil when none was made.
+	Reuse *Reuse `json:"reuse,omitempty"`
 }
 
 // ParallelStepName is the workflow type of a parallel step.

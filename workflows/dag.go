@@ -12,6 +12,7 @@ import (
 
 	"github.com/porch-pipelines/porch/activities/command"
 	"github.com/porch-pipelines/porch/activities/parallel"
+	"github.com/porch-pipelines/porch/activities/reuse"
 	"github.com/porch-pipelines/porch/activities/stepio"
 	"github.com/porch-pipelines/porch/compiler/plan"
 )
@@ -23,6 +24,10 @@ type node struct {
 	// outputs are the step's outputs in declaration order with resolved
 	// locations (Path is a URI), set when the step starts.
 	outputs []plan.Output
+	// deciding says the step's reuse is being decided; decision is what
+	// was decided (nil when it was not).
+	deciding bool
+	decision *reuse.Decision
 }
 
 // output returns the step output called name.
@@ -44,6 +49,8 @@ type dag struct {
 	byName        map[string]*node
 	inputs        map[string]plan.Input
 	parentOutputs map[string]string
+	// pending are records of succeeded steps not yet written.
+	pending []reuse.Record
 }
 
 func newDAG(in PipelineInput) *dag {
@@ -74,20 +81,21 @@ func newDAG(in PipelineInput) *dag {
 	return d
 }
 
-// ready returns the waiting steps whose dependencies all succeeded, in plan order.
+// ready returns the waiting steps whose dependencies all succeeded (or
+// were reused), in plan order.
 func (d *dag) ready() []*node {
 	var out []*node
 	for _, n := range d.nodes {
-		if n.state.Status == StatusWaiting && d.depsIn(n, StatusSucceeded) {
+		if n.state.Status == StatusWaiting && !n.deciding && d.depsDone(n) {
 			out = append(out, n)
 		}
 	}
 	return out
 }
 
-func (d *dag) depsIn(n *node, want StepStatus) bool {
+func (d *dag) depsDone(n *node) bool {
 	for _, dep := range n.step.DependsOn {
-		if d.byName[dep].state.Status != want {
+		if st := d.byName[dep].state.Status; st != StatusSucceeded && st != StatusReused {
 			return false
 		}
 	}
@@ -398,7 +406,7 @@ func (d *dag) states() []StepState {
 // progress is the steps' states in a few words, for the run's current
 // details: "2/5 steps succeeded, 1 running, 1 failed".
 func (d *dag) progress() string {
-	order := []StepStatus{StatusRunning, StatusFailed, StatusSkipped, StatusCanceled}
+	order := []StepStatus{StatusReused, StatusRunning, StatusFailed, StatusSkipped, StatusCanceled}
 	counts := map[StepStatus]int{}
 	for _, n := range d.nodes {
 		counts[n.state.Status]++

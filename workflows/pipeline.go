@@ -41,68 +41,124 @@ func Pipeline(ctx workflow.Context, in PipelineInput) (PipelineResult, error) {
 		return PipelineResult{}, err
 	}
 
-	stepCtx, cancelSteps := workflow.WithCancel(ctx)
-	sel := workflow.NewSelector(ctx)
-	running := 0
-	var firstErr error
-	var firstFailed string
-	// stepsCanceled says the run cancelled its running steps itself, so
-	// their cancellations are not a Temporal client's.
-	stepsCanceled := false
+	r := newDAGRun(ctx, d)
 	for {
-		if ctx.Err() == nil && (firstErr == nil || in.Settings.ContinueOnStepFailure) {
-			d.skipBlocked(workflow.Now(ctx))
-			for reused := d.reuse(workflow.Now(ctx)); len(reused) > 0; reused = d.reuse(workflow.Now(ctx)) {
-				// Steps an earlier execution finished free their dependants.
-				for _, n := range reused {
-					d.countReused(ctx, n)
-				}
-			}
-			for _, s := range d.ready() {
-				if running >= maxRunningSteps {
-					break
-				}
-				d.start(s, workflow.Now(ctx))
-				d.countStarted(ctx, s)
-				f := startStep(stepCtx, d, s)
-				running++
-				sel.AddFuture(f, func(f workflow.Future) {
-					running--
-					err := d.finish(ctx, f, s)
-					if err != nil && ctx.Err() == nil && endedOutside(err, stepsCanceled) &&
-						workflow.GetVersion(ctx, outsideChange, workflow.DefaultVersion, 1) == 1 {
-						err = d.outsideEnd(ctx, s, err)
-					}
-					d.countEnded(ctx, s)
-					if err != nil && firstErr == nil && !isCanceled(err) {
-						firstErr, firstFailed = err, s.step.Path
-						if !in.Settings.ContinueOnStepFailure {
-							stepsCanceled = true
-							cancelSteps()
-						}
-					}
-				})
-			}
+		if r.starting() {
+			r.startReady()
 		}
 		workflow.SetCurrentDetails(ctx, d.progress())
-		if running == 0 {
+		if r.running == 0 {
 			break
 		}
-		sel.Select(ctx)
+		r.sel.Select(ctx)
 	}
+	d.flushRecords(ctx)
 	now := workflow.Now(ctx)
 	defer func() { workflow.SetCurrentDetails(ctx, d.progress()) }()
 	if ctx.Err() != nil {
 		d.cancelWaiting(now)
 		return PipelineResult{}, temporal.NewCanceledError()
 	}
-	if firstErr != nil {
+	if r.firstErr != nil {
 		d.skipBlocked(now)
 		d.cancelWaiting(now)
 		return PipelineResult{}, temporal.NewNonRetryableApplicationError(
-			fmt.Sprintf("step %q failed", firstFailed), StepFailedType, firstErr, StepFailure{Step: firstFailed})
+			fmt.Sprintf("step %q failed", r.firstFailed), StepFailedType, r.firstErr, StepFailure{Step: r.firstFailed})
 	}
 	return PipelineResult{Outputs: d.pipelineOutputs()}, nil
+}
+
+// dagRun is a Pipeline's loop state: the futures it waits for (steps,
+// reuse decisions and records) and its first failure.
+type dagRun struct {
+	ctx, stepCtx workflow.Context
+	cancelSteps  workflow.CancelFunc
+	sel          workflow.Selector
+	d            *dag
+	running      int
+	firstErr     error
+	firstFailed  string
+	// stepsCanceled says the run cancelled its running steps itself, so
+	// their cancellations are not a Temporal client's.
+	stepsCanceled bool
+}
+
+func newDAGRun(ctx workflow.Context, d *dag) *dagRun {
+	stepCtx, cancelSteps := workflow.WithCancel(ctx)
+	return &dagRun{ctx: ctx, stepCtx: stepCtx, cancelSteps: cancelSteps, sel: workflow.NewSelector(ctx), d: d}
+}
+
+// starting says whether the run still starts steps.
+func (r *dagRun) starting() bool {
+	return r.ctx.Err() == nil && (r.firstErr == nil || r.d.in.Settings.ContinueOnStepFailure)
+}
+
+// startReady starts what can start: steps an earlier execution finished
+// are taken, and each ready step is decided for reuse, then run.
+func (r *dagRun) startReady() {
+	d := r.d
+	d.skipBlocked(workflow.Now(r.ctx))
+	for reused := d.reuse(workflow.Now(r.ctx)); len(reused) > 0; reused = d.reuse(workflow.Now(r.ctx)) {
+		// Steps an earlier execution finished free their dependants.
+		for _, n := range reused {
+			d.countReused(r.ctx, n)
+		}
+	}
+	for _, s := range d.ready() {
+		if r.running >= maxRunningSteps {
+			break
+		}
+		if !d.decides(r.ctx, s) {
+			r.launch(s)
+			continue
+		}
+		s.deciding = true
+		r.wait(d.decideReuse(r.stepCtx, s), func(f workflow.Future) {
+			s.deciding = false
+			d.settle(r.ctx, f, s)
+			if s.state.Status == StatusReused {
+				d.countReused(r.ctx, s)
+			}
+			if s.state.Status == StatusWaiting && r.starting() {
+				r.launch(s)
+			}
+		})
+	}
+}
+
+// wait adds a future the loop waits for.
+func (r *dagRun) wait(f workflow.Future, done func(workflow.Future)) {
+	r.running++
+	r.sel.AddFuture(f, func(f workflow.Future) {
+		r.running--
+		done(f)
+	})
+}
+
+// launch starts a step's workflow; when it succeeds, its record for reuse
+// is kept for the next decision to write.
+func (r *dagRun) launch(s *node) {
+	ctx, d := r.ctx, r.d
+	d.start(s, workflow.Now(ctx))
+	d.countStarted(ctx, s)
+	r.wait(startStep(r.stepCtx, d, s), func(f workflow.Future) {
+		err := d.finish(ctx, f, s)
+		if err != nil && ctx.Err() == nil && endedOutside(err, r.stepsCanceled) &&
+			workflow.GetVersion(ctx, outsideChange, workflow.DefaultVersion, 1) == 1 {
+			err = d.outsideEnd(ctx, s, err)
+		}
+		d.countEnded(ctx, s)
+		if err == nil {
+			d.succeeded(s)
+		}
+		if err != nil && r.firstErr == nil && !isCanceled(err) {
+			r.firstErr, r.firstFailed = err, s.step.Path
+			if !d.in.Settings.ContinueOnStepFailure {
+				r.stepsCanceled = true
+				r.cancelSteps()
+			}
+		}
+	})
 }
 
 func isCanceled(err error) bool {

@@ -59,7 +59,8 @@ func input(p *plan.Plan, runID string) PipelineInput {
 
 // onCommand mocks the command activity. A step listed in durations with a
 // positive duration succeeds after that much (test) time; with a negative
-// one it blocks until cancelled. A step in fail exits non-zero.
+// one it blocks until cancelled. A step in fail exits non-zero. Every
+// step's reuse decision, unless the test mocked it first, is to run.
 func (s *PipelineSuite) onCommand(durations map[string]time.Duration, fail map[string]bool) {
 	run := func(ctx context.Context, in command.RunCommandInput) (command.RunCommandResult, error) {
 		s.mu.Lock()
@@ -86,6 +87,8 @@ func (s *PipelineSuite) onCommand(durations map[string]time.Duration, fail map[s
 		}
 	}
 	s.env.OnActivity(command.RunCommandName, mock.Anything, mock.Anything).Return(run).Maybe()
+	// After a test's own reuse mocks, which testify tries first.
+	decideToRun(s.env)
 }
 
 func (s *PipelineSuite) states() map[string]StepState {

@@ -13,6 +13,9 @@ type Object struct {
 	// Path is the object's path below the listed folder, slash-separated.
 	Path string
 	Size int64
+	// ETag is the store's checksum of the object's content (an MD5 for
+	// a single-part upload): equal ETags mean equal content.
+	ETag string
 }
 
 // GetFile streams the object p into the file dst, through a temporary file
@@ -94,7 +97,7 @@ func (s *Store) List(ctx context.Context, p string) ([]Object, error) {
 		if rel == "" || strings.HasSuffix(rel, "/") || rel == CommitMarker || strings.HasSuffix(rel, "/"+CommitMarker) {
 			continue
 		}
-		out = append(out, Object{Path: rel, Size: obj.Size})
+		out = append(out, Object{Path: rel, Size: obj.Size, ETag: strings.Trim(obj.ETag, `"`)})
 	}
 	return out, nil
 }
@@ -130,4 +133,18 @@ func (s *Store) Commit(ctx context.Context, p string) error {
 		return s.wrap(err, "commit %q", p)
 	}
 	return nil
+}
+
+// Head returns the object p's size and ETag; an absent object is an
+// *Error whose NotFound is true.
+func (s *Store) Head(ctx context.Context, p string) (Object, error) {
+	key, err := s.Key(p)
+	if err != nil {
+		return Object{}, err
+	}
+	st, err := s.client.StatObject(ctx, s.def.Bucket, key, minio.StatObjectOptions{})
+	if err != nil {
+		return Object{}, s.wrap(err, "read %q", p)
+	}
+	return Object{Path: p, Size: st.Size, ETag: strings.Trim(st.ETag, `"`)}, nil
 }

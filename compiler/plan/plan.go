@@ -90,6 +90,9 @@ type Step struct {
 	DependsOn []string `json:"depends_on,omitempty"`
 	// Compute is the normalised compute name ("" for the default queue).
 	Compute string `json:"compute,omitempty"`
+	// NotDeterministic is is_deterministic: false on the step or its
+	// component: the step never reuses an earlier run's outputs.
+	NotDeterministic bool `json:"not_deterministic,omitempty"`
 	// Inputs bind every input the step declares, in declaration order.
 	Inputs  []Input  `json:"inputs,omitempty"`
 	Outputs []Output `json:"outputs,omitempty"`

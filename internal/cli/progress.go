@@ -137,6 +137,12 @@ func (p *plainProgress) events(now time.Time, s workflows.StepState) []event {
 		out = append(out, event{at: eventTime(s.Ended, now), end: true, depth: depth, path: s.Path, text: text})
 	case workflows.StatusSkipped:
 		out = append(out, event{at: eventTime(s.Ended, now), end: true, depth: depth, path: s.Path, text: "step " + s.Path + " skipped"})
+	case workflows.StatusReused:
+		text := "step " + s.Path + " reused"
+		if s.Reuse != nil && s.Reuse.FromRun != "" {
+			text += " (outputs of run " + s.Reuse.FromRun + ")"
+		}
+		out = append(out, event{at: eventTime(s.Ended, now), end: true, depth: depth, path: s.Path, text: text})
 	}
 	return out
 }
@@ -205,6 +211,7 @@ func termLine(now time.Time, s workflows.StepState, width int, spin string) stri
 		workflows.StatusFailed:    "✗",
 		workflows.StatusSkipped:   "-",
 		workflows.StatusCanceled:  "⊘",
+		workflows.StatusReused:    "↺",
 	}[s.Status]
 	if sym == "" {
 		sym = "?"
@@ -212,7 +219,7 @@ func termLine(now time.Time, s workflows.StepState, width int, spin string) stri
 	line := fmt.Sprintf("%s %-*s", sym, width, s.Path)
 	if d, ok := stepDuration(now, s); ok {
 		line += "  " + formatDuration(d)
-	} else if s.Status == workflows.StatusSkipped || s.Status == workflows.StatusWaiting {
+	} else if s.Status == workflows.StatusSkipped || s.Status == workflows.StatusWaiting || s.Status == workflows.StatusReused {
 		line += "  " + string(s.Status)
 	}
 	if s.Attempt > 1 {

@@ -26,11 +26,14 @@ type runFlags struct {
 	server serverFlags
 	set    []string
 	detach bool
+	// noReuse runs every step, as settings.force_rerun does.
+	noReuse bool
 }
 
 func (f *runFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringArrayVar(&f.set, "set", nil, setUsage)
 	cmd.Flags().BoolVar(&f.detach, "detach", false, "submit the run and exit without watching it (needs a server)")
+	cmd.Flags().BoolVar(&f.noReuse, "no-reuse", false, "run every step, reusing no earlier run's outputs (as settings.force_rerun: true)")
 	f.server.register(cmd)
 }
 
@@ -86,6 +89,9 @@ func (a *app) runPipeline(ctx context.Context, file string, f runFlags) error {
 	p, err := a.compile(ctx, file, set, f.server, true)
 	if err != nil {
 		return err
+	}
+	if f.noReuse {
+		p.Settings.ForceRerun = true
 	}
 	source, err := a.readSource(ctx, file)
 	if err != nil {

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"text/tabwriter"
 	"time"
 
@@ -83,6 +84,7 @@ func (a *app) showRun(ctx context.Context, sess *session, runID string, info *wo
 	}
 	steps = endedWithRun(steps, info.GetStatus())
 	writeStepTable(a, steps)
+	writeWhyStepsRan(a.stdout, runID, steps)
 	printUsage(ctx, a.stdout, sess.client, steps)
 	printTrials(ctx, a.stdout, sess.client, steps)
 	out := watchOutcome{steps: steps}
@@ -147,4 +149,20 @@ func writeStepTable(a *app, steps []workflows.StepState) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.Path, s.Status, d, attempt, detail, truncate(firstLine(s.Error), 60))
 	}
 	tw.Flush()
+}
+
+// writeWhyStepsRan prints, below the steps, why each step that could have
+// been reused ran.
+func writeWhyStepsRan(w io.Writer, runID string, steps []workflows.StepState) {
+	first := true
+	for _, s := range steps {
+		if s.Reuse == nil || s.Reuse.Reason == "" || s.Status == workflows.StatusReused {
+			continue
+		}
+		if first {
+			fmt.Fprintf(w, "why steps ran rather than reuse an earlier run's outputs (porch job explain %s STEP says more):\n", runID)
+			first = false
+		}
+		fmt.Fprintf(w, "  %s: %s\n", s.Path, s.Reuse.Reason)
+	}
 }

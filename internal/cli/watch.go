@@ -43,7 +43,8 @@ func (w *stepWatcher) snapshot(ctx context.Context, id string) ([]workflows.Step
 	}
 	out := make([]workflows.StepState, 0, len(steps))
 	for _, s := range steps {
-		if s.Status != workflows.StatusWaiting && s.Status != workflows.StatusSkipped {
+		// A reused step started no workflow of its own to ask.
+		if s.Status != workflows.StatusWaiting && s.Status != workflows.StatusSkipped && s.Status != workflows.StatusReused {
 			switch s.Type {
 			case plan.StepParallel:
 				s.Detail = w.parallelDetail(ctx, s)
@@ -161,7 +162,7 @@ func (w *stepWatcher) query(ctx context.Context, id string) ([]workflows.StepSta
 // finished says whether a step status is final.
 func finished(s workflows.StepStatus) bool {
 	switch s {
-	case workflows.StatusSucceeded, workflows.StatusFailed, workflows.StatusSkipped, workflows.StatusCanceled:
+	case workflows.StatusSucceeded, workflows.StatusFailed, workflows.StatusSkipped, workflows.StatusCanceled, workflows.StatusReused:
 		return true
 	}
 	return false

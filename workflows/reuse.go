@@ -1,0 +1,161 @@
+package workflows
+
+import (
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/porch-pipelines/porch/activities/reuse"
+	"github.com/porch-pipelines/porch/compiler/plan"
+)
+
+// reuseChange is the GetVersion id of DAGs that decide, before a step
+// runs, whether it reuses an earlier run's outputs (version 1). It is
+// asked only for a step that could be reused, so the histories of runs
+// made before are replayed as they ran.
+const reuseChange = "porch-reuse"
+
+// StatusReused is a step that did not run: an earlier run's outputs, from
+// a step with the same reuse key, are its own.
+const StatusReused StepStatus = "reused"
+
+// Reuse is what the reuse decision said about a step.
+type Reuse struct {
+	Key string `json:"key"`
+	// Reason says why the step ran; "" for a reused step.
+	Reason string `json:"reason,omitempty"`
+	// FromRun and FromStep produced a reused step's outputs.
+	FromRun  string `json:"from_run,omitempty"`
+	FromStep string `json:"from_step,omitempty"`
+	// Parts are the key's parts; Was the parts of the step's latest
+	// record, of run WasRun, that the reason compares them with.
+	Parts  []reuse.Part `json:"parts,omitempty"`
+	Was    []reuse.Part `json:"was,omitempty"`
+	WasRun string       `json:"was_run,omitempty"`
+}
+
+// reuseTimeout bounds deciding one step: hashing inputs that were never
+// hashed reads them once. reuseStartTimeout is how long a decision waits
+// for a worker of the default queue before the step runs undecided.
+const (
+	reuseTimeout      = 2 * time.Hour
+	reuseStartTimeout = time.Minute
+)
+
+// decides says whether a step's reuse is decided before it runs: command,
+// parallel and sweep steps are (a nested pipeline's steps decide their
+// own), in a DAG that has the change.
+func (d *dag) decides(ctx workflow.Context, n *node) bool {
+	if n.step.Type == plan.StepPipeline {
+		return false
+	}
+	return workflow.GetVersion(ctx, reuseChange, workflow.DefaultVersion, 1) == 1
+}
+
+// decideReuse starts the activity that computes a step's key and looks for
+// a record of it.
+func (d *dag) decideReuse(ctx workflow.Context, n *node) workflow.Future {
+	in := reuse.DecideInput{
+		Pipeline: d.in.Name, RunID: d.in.RunID, DefaultDatastore: d.in.Settings.DefaultDatastore,
+		Step: n.step, Inputs: d.resolveInputs(n.step.Inputs), Records: d.pending,
+	}
+	d.pending = nil
+	switch {
+	case d.in.Settings.ForceRerun:
+		in.Force = reuse.ReasonForced
+	case n.step.NotDeterministic:
+		in.Force = reuse.ReasonNotDeterministic
+	}
+	for _, i := range n.step.Inputs {
+		if i.Value.Kind != plan.ValueStepOutput {
+			continue
+		}
+		up := d.byName[i.Value.Step]
+		if up == nil {
+			continue
+		}
+		u := reuse.Upstream{Input: i.Name, Step: i.Value.Step, Output: i.Value.Output, Ran: up.state.Status != StatusReused}
+		if up.decision != nil {
+			u.Key = up.decision.OutputKey
+		}
+		in.Upstream = append(in.Upstream, u)
+	}
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		Summary:                "decide whether " + n.step.Path + " reuses an earlier run",
+		TaskQueue:              plan.DefaultTaskQueue,
+		ScheduleToStartTimeout: reuseStartTimeout,
+		StartToCloseTimeout:    reuseTimeout,
+		RetryPolicy:            &temporal.RetryPolicy{MaximumAttempts: 3},
+	})
+	return workflow.ExecuteActivity(ctx, reuse.DecideReuseName, in)
+}
+
+// settle takes a step's reuse decision: a reused step is done, with the
+// recorded outputs; any other stays waiting, to run, and keeps why. A
+// decision that failed lets the step run and says so.
+func (d *dag) settle(ctx workflow.Context, f workflow.Future, n *node) {
+	var dec reuse.Decision
+	if err := f.Get(ctx, &dec); err != nil {
+		if !isCanceled(err) {
+			n.state.Reuse = &Reuse{Reason: "reuse not decided: " + ErrorMessage(err)}
+		}
+		return
+	}
+	n.decision = &dec
+	r := &Reuse{Key: dec.Key, Reason: dec.Reason, Parts: dec.Parts, Was: dec.Was, WasRun: dec.WasRun}
+	n.state.Reuse = r
+	if dec.Reused == nil {
+		return
+	}
+	r.FromRun, r.FromStep = dec.Reused.Run, dec.Reused.Step
+	now := workflow.Now(ctx)
+	d.start(n, now)
+	n.state.Status = StatusReused
+	n.state.Ended = now
+	// The step starts no workflow: nothing to ask about quota or spot.
+	n.state.Claims, n.state.Spot, n.state.Attempt = false, false, 0
+	n.state.WorkflowID = dec.Reused.Run + "/" + dec.Reused.Step
+	for _, o := range dec.Reused.Outputs {
+		n.setOutput(OutputLocation{Name: o.Name, URI: o.URI})
+	}
+	n.state.Outputs = d.locations(n)
+	n.state.Detail = "reused outputs of run " + dec.Reused.Run
+}
+
+// succeeded keeps a succeeded step's record for the next decision to
+// write (or flushRecords, at the end). A step that is not deterministic
+// leaves none: nothing would reuse it.
+func (d *dag) succeeded(n *node) {
+	if n.decision == nil || n.step.NotDeterministic {
+		return
+	}
+	rec := reuse.Record{Key: n.decision.Key, Pipeline: d.in.Name, Run: d.in.RunID, Step: n.step.Path, Parts: n.decision.Parts}
+	for _, o := range d.locations(n) {
+		rec.Outputs = append(rec.Outputs, reuse.Output{Name: o.Name, URI: o.URI})
+	}
+	d.pending = append(d.pending, rec)
+}
+
+// flushRecords writes the records no decision carried, however the run
+// ends: a step that succeeded in a failed or canceled run is still
+// reusable. Failing to write them loses only later runs' reuse.
+func (d *dag) flushRecords(ctx workflow.Context) {
+	if len(d.pending) == 0 {
+		return
+	}
+	dctx, _ := workflow.NewDisconnectedContext(ctx)
+	dctx = workflow.WithActivityOptions(dctx, workflow.ActivityOptions{
+		Summary:                fmt.Sprintf("record %d steps for reuse", len(d.pending)),
+		TaskQueue:              plan.DefaultTaskQueue,
+		ScheduleToStartTimeout: reuseStartTimeout,
+		StartToCloseTimeout:    5 * time.Minute,
+		RetryPolicy:            &temporal.RetryPolicy{MaximumAttempts: 3},
+	})
+	in := reuse.RecordInput{DefaultDatastore: d.in.Settings.DefaultDatastore, Records: d.pending}
+	d.pending = nil
+	if err := workflow.ExecuteActivity(dctx, reuse.RecordReuseName, in).Get(dctx, nil); err != nil {
+		workflow.GetLogger(ctx).Warn("porch: steps not recorded for reuse", "error", err)
+	}
+}
