@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/porch-pipelines/porch/internal/telemetry"
+	"github.com/porch-pipelines/porch/telemetry"
 )
 
 // dashboard is the part of a Grafana dashboard the test reads.

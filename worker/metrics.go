@@ -9,7 +9,7 @@ import (
 	"go.temporal.io/sdk/interceptor"
 
 	"github.com/porch-pipelines/porch/compiler/plan"
-	"github.com/porch-pipelines/porch/internal/telemetry"
+	"github.com/porch-pipelines/porch/telemetry"
 )
 
 // computeLabel adds the compute label to the metrics handler of every

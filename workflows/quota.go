@@ -14,8 +14,8 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/porch-pipelines/porch/compiler/plan"
-	"github.com/porch-pipelines/porch/internal/telemetry"
 	"github.com/porch-pipelines/porch/quota"
+	"github.com/porch-pipelines/porch/telemetry"
 )
 
 // QuotaName is the workflow type of a pool's quota.

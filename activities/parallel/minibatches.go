@@ -18,7 +18,7 @@ import (
 	"github.com/porch-pipelines/porch/activities/minibatch"
 	"github.com/porch-pipelines/porch/activities/stepio"
 	"github.com/porch-pipelines/porch/compiler/plan"
-	"github.com/porch-pipelines/porch/internal/telemetry"
+	"github.com/porch-pipelines/porch/telemetry"
 )
 
 // PlanMiniBatches splits a parallel step's input_data into mini-batches. It

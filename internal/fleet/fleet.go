@@ -17,7 +17,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/porch-pipelines/porch/compiler/plan"
-	"github.com/porch-pipelines/porch/internal/telemetry"
+	"github.com/porch-pipelines/porch/telemetry"
 	"github.com/porch-pipelines/porch/workflows"
 )
 

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/porch-pipelines/porch/internal/telemetry"
+	"github.com/porch-pipelines/porch/telemetry"
 )
 
 func get(t *testing.T, url string) (int, string) {
