@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/activity"
+
+	"github.com/porch-pipelines/porch/activities/metrics"
 )
 
 // logUploadTimeout bounds copying a finished step's logs to an object
@@ -21,7 +23,9 @@ const logUploadTimeout = time.Minute
 var stepLogFolders = []string{"logs", "user_logs"}
 
 // UploadLogs copies a finished step's log folders to its artifacts folder
-// when that is on an s3 datastore, whether the step succeeded or not. It
+// when that is on an s3 datastore, whether the step succeeded or not, and
+// its mlflow metrics file, so a sweep reads a trial's final reports from
+// whichever worker asks. It
 // never fails the step and never replaces the step's own error: a failed
 // copy is a warning in the worker's log (and the logs stay on this
 // worker's home).
@@ -53,6 +57,12 @@ func (h *Host) UploadLogs(ctx context.Context, step string, f Folders) {
 		if _, err := s.Upload(upCtx, local, path.Join(p, dir)); err != nil {
 			warn(err)
 			return
+		}
+	}
+	local := filepath.Join(f.Artifacts, metrics.FileName)
+	if _, err := os.Stat(local); err == nil {
+		if _, err := s.PutFile(upCtx, local, path.Join(p, metrics.FileName)); err != nil {
+			warn(err)
 		}
 	}
 }

@@ -3,9 +3,11 @@ package sweep
 import (
 	"context"
 	"encoding/csv"
+	"errors"
 	"fmt"
 	"math"
 	"os"
+	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/porch-pipelines/porch/activities/atomicfile"
 	"github.com/porch-pipelines/porch/activities/metrics"
+	"github.com/porch-pipelines/porch/activities/objectstore"
 	"github.com/porch-pipelines/porch/activities/stepio"
 	"github.com/porch-pipelines/porch/compiler/plan"
 	"github.com/porch-pipelines/porch/sweep"
@@ -118,11 +121,11 @@ func (a *Activities) ReadTrialMetrics(ctx context.Context, in ReadTrialMetricsIn
 	a.RefreshDatastores(ctx)
 	out := make([]TrialMetrics, 0, len(in.Files))
 	for _, f := range in.Files {
-		path, err := a.ArtifactsPath(stepio.StepArtifactsURI(in.Datastore, in.RunID, f.StepPath))
+		path, done, err := a.trialMetricsFile(ctx, stepio.StepArtifactsURI(in.Datastore, in.RunID, f.StepPath))
 		if err != nil {
-			return nil, stepio.Invalid("trial %d: %v", f.Trial, err)
+			return nil, fmt.Errorf("trial %d: %w", f.Trial, err)
 		}
-		path = filepath.Join(path, metrics.FileName)
+		defer done()
 		tm := TrialMetrics{Trial: f.Trial, Offset: f.Offset}
 		if info, err := os.Stat(path); err == nil && info.Size() < f.Offset {
 			tm.Reset, tm.Offset = true, 0
@@ -142,6 +145,44 @@ func (a *Activities) ReadTrialMetrics(ctx context.Context, in ReadTrialMetricsIn
 		out = append(out, tm)
 	}
 	return out, nil
+}
+
+// trialMetricsFile is the metrics file of the step whose artifacts are at
+// uri, and what to call when done with it. It is this worker's own when the
+// step ran here. A step that ran on another worker of an s3 datastore
+// copied its file there when it ended: a copy of that is read instead, so
+// a sweep whose trials run across a fleet sees their final reports (their
+// reports while they run stay on the trial's worker).
+func (a *Activities) trialMetricsFile(ctx context.Context, uri string) (string, func(), error) {
+	dir, err := a.ArtifactsPath(uri)
+	if err != nil {
+		return "", nil, stepio.Invalid("%v", err)
+	}
+	local := filepath.Join(dir, metrics.FileName)
+	d, p, onS3 := a.S3Location(uri)
+	if _, err := os.Stat(local); err == nil || !onS3 {
+		return local, func() {}, nil
+	}
+	s, err := a.ObjectStore(d)
+	if err != nil {
+		return "", nil, err
+	}
+	tmp, err := os.CreateTemp("", "porch-trial-metrics-*")
+	if err != nil {
+		return "", nil, err
+	}
+	tmp.Close()
+	done := func() { os.Remove(tmp.Name()) }
+	var oe *objectstore.Error
+	switch err := s.GetFile(ctx, path.Join(p, metrics.FileName), tmp.Name()); {
+	case errors.As(err, &oe) && oe.NotFound():
+		done()
+		return local, func() {}, nil
+	case err != nil:
+		done()
+		return "", nil, err
+	}
+	return tmp.Name(), done, nil
 }
 
 // TrialRecord is one trial as trials.csv lists it.

@@ -18,7 +18,7 @@ import (
 // measureEmbedded runs the same pipeline on porch's embedded server
 // (`porch dev`: one process, one worker for both computes) against the
 // same MinIO, for the figures beside the cluster's.
-func (c *cluster) measureEmbedded(python string) (rate, bool) {
+func (c *cluster) measureEmbedded(python string) rate {
 	t := c.t
 	home := t.TempDir()
 	address := net.JoinHostPort("127.0.0.1", strconv.Itoa(freePorts(t, "127.0.0.1", 1)[0]))
@@ -82,8 +82,8 @@ func (c *cluster) runThroughFaults() {
 	assert.Less(t, after, heartbeat*time.Second+4*time.Second+45*time.Second,
 		"the cut worker's mini-batches finish on the others after the heartbeat timeout")
 
-	completed := requireRunEnded(t, cl, waitClosed(t, cl, runID, 3*time.Minute))
-	c.checkOutputs(c.server.Address, c.conn, runID, completed)
+	requireCompleted(t, cl, waitClosed(t, cl, runID, 3*time.Minute))
+	c.checkOutputs(c.server.Address, c.conn, runID)
 }
 
 // marks are the mini-batches the entry script scored on the named worker

@@ -14,20 +14,9 @@ import (
 // append_row_to, tune (a sweep) runs trials, and report (on the other
 // compute) joins both. Every step's data goes through the MinIO datastore.
 //
-// tune meets a porch bug the cluster found: with an s3 datastore, a
-// sweep on the cluster often does not see its trials' metrics (every
-// trial on compute beta, or some or all trials on the default queue,
-// reported no loss, so the sweep picked its best among the others or
-// failed with "no trial completed with primary metric"); the same
-// pipeline on `porch dev` sees them all. The sweep reads them from the
-// porch home of the default-queue worker that reads them
-// (activities/sweep ReadTrialMetrics, stepio ArtifactsPath). Running tune
-// on the default queue (compute local: w1 alone) with a never-terminating
-// bandit policy, which reads metrics every second while the trials (which
-// sleep after logging) run, makes it rarer, not gone: requireRunEnded
-// accepts that failure alone, logged. TODO(porch): read trial metrics
-// from the datastore, then move tune to beta, drop the policy and the
-// sleep, and require every run to complete with best.txt 3.
+// tune's trials run on beta, across the three workers: the sweep reads
+// each trial's final metrics from the datastore, where the trial's worker
+// copied them.
 const (
 	items     = 36
 	heartbeat = 3 // seconds: the mini-batches' progress_update_timeout
@@ -93,7 +82,7 @@ jobs:
       append_row_to: ${{outputs.scores}}
   tune:
     type: sweep
-    compute: local
+    compute: azureml:beta
     trial:
       type: command
       inputs:
@@ -103,7 +92,7 @@ jobs:
         model:
           type: uri_folder
       command: >-
-        python3 -c "import mlflow, time; mlflow.log_metric('loss', (${{inputs.x}} - 3) ** 2); time.sleep(2.5)" &&
+        python3 -c "import mlflow; mlflow.log_metric('loss', (${{inputs.x}} - 3) ** 2)" &&
         echo ${{inputs.x}} > ${{outputs.model}}/x.txt
     sampling_algorithm: grid
     search_space:
@@ -116,11 +105,6 @@ jobs:
     limits:
       max_total_trials: 4
       max_concurrent_trials: 2
-    early_termination:
-      type: bandit
-      slack_factor: 10
-      evaluation_interval: 1
-      delay_evaluation: 1000
     outputs:
       model:
         type: uri_folder
