@@ -1,6 +1,7 @@
 package worker_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,9 +12,11 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/api/workflowservice/v1"
 
 	"github.com/porch-pipelines/porch/activities/objectstore/s3test"
 	"github.com/porch-pipelines/porch/worker"
+	"github.com/porch-pipelines/porch/workflows"
 )
 
 // reuseChain writes a four-step chain: s2 reads the folder data, s3 runs
@@ -118,6 +121,16 @@ func TestAChainRunTwiceReusesEveryStep(t *testing.T) {
 		}
 	}
 	assert.Contains(t, out, "/"+first+"/s4/", "a reused step's outputs are the recorded ones")
+	// Temporal lists each reused step as a ReusedStep with PorchStatus
+	// reused, under the step's own workflow id.
+	require.Eventually(t, func() bool {
+		resp, err := temporalClient.ListWorkflow(context.Background(), &workflowservice.ListWorkflowExecutionsRequest{
+			Query: fmt.Sprintf("%s = '%s' AND %s = '%s' AND WorkflowType = '%s'",
+				workflows.AttrRun, second, workflows.AttrStatus, workflows.PorchReused, workflows.ReusedStepName),
+		})
+		return err == nil && len(resp.GetExecutions()) == 4
+	}, 30*time.Second, 100*time.Millisecond, "the four reused steps are found by their status")
+	record(t, "v2-reused-step", second)
 	got, err := os.ReadFile(filepath.Join(h.localPath(out), "v.txt"))
 	require.NoError(t, err)
 	assert.Equal(t, "one\ntwo\nthree\nfour\n", string(got))

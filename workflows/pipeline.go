@@ -118,6 +118,7 @@ func (r *dagRun) startReady() {
 			d.settle(r.ctx, f, s)
 			if s.state.Status == StatusReused {
 				d.countReused(r.ctx, s)
+				r.reused(s)
 			}
 			if s.state.Status == StatusWaiting && r.starting() {
 				r.launch(s)

@@ -13,6 +13,7 @@ func Register(r worker.WorkflowRegistry) {
 	r.RegisterWorkflowWithOptions(withStatus(CommandStep), workflow.RegisterOptions{Name: CommandStepName})
 	r.RegisterWorkflowWithOptions(withStatus(ParallelStep), workflow.RegisterOptions{Name: ParallelStepName})
 	r.RegisterWorkflowWithOptions(withStatus(SweepStep), workflow.RegisterOptions{Name: SweepStepName})
+	r.RegisterWorkflowWithOptions(ReusedStep, workflow.RegisterOptions{Name: ReusedStepName})
 	r.RegisterWorkflowWithOptions(Catalog, workflow.RegisterOptions{Name: CatalogName})
 	r.RegisterWorkflowWithOptions(Quota, workflow.RegisterOptions{Name: QuotaName})
 }

@@ -12,8 +12,8 @@ import (
 // attribute of every run, step and trial workflow as it ends, so that
 // `temporal workflow list --query 'PorchStatus="early_terminated"'` finds
 // what Temporal's own status cannot say (an early-terminated trial is
-// Canceled to Temporal). Skipped and reused steps start no workflow; the
-// steps query and porch job show list them.
+// Canceled to Temporal). Skipped steps start no workflow; the steps query
+// and porch job show list them. A reused step is a ReusedStep (PorchReused).
 const (
 	PorchSucceeded       = "succeeded"
 	PorchFailed          = "failed"
@@ -63,6 +63,11 @@ func setStatus(ctx workflow.Context, err error, early workflow.ReceiveChannel) {
 	default:
 		status = PorchFailed
 	}
+	upsertStatus(ctx, status)
+}
+
+// upsertStatus sets PorchStatus, when the server has it registered.
+func upsertStatus(ctx workflow.Context, status string) {
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
 	lctx := workflow.WithLocalActivityOptions(dctx, workflow.LocalActivityOptions{
 		Summary:                "is PorchStatus registered",

@@ -1,0 +1,62 @@
+package workflows
+
+import (
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/porch-pipelines/porch/compiler/plan"
+)
+
+// ReusedStepName is the workflow type of a step that reused an earlier
+// run's outputs: it runs nothing, and exists so that Temporal's CLI and UI
+// show the step where its run's other steps are, with PorchStatus
+// "reused" and a summary naming the run it reused.
+const ReusedStepName = "ReusedStep"
+
+// PorchReused is the PorchStatus of a ReusedStep.
+const PorchReused = "reused"
+
+// reusedStepChange is the GetVersion id of DAGs that start a ReusedStep
+// for each step a reuse decision reused (version 1). It is asked only
+// when a step is reused.
+const reusedStepChange = "reused-step-workflow"
+
+// ReusedStepInput names the step whose outputs were reused.
+type ReusedStepInput struct {
+	RunID    string `json:"run_id"`
+	StepPath string `json:"step_path"`
+	FromRun  string `json:"from_run"`
+	FromStep string `json:"from_step"`
+}
+
+// ReusedStep sets its PorchStatus to reused and ends.
+func ReusedStep(ctx workflow.Context, in ReusedStepInput) error {
+	upsertStatus(ctx, PorchReused)
+	return nil
+}
+
+// reused starts the ReusedStep of a reused step, in a DAG that has the
+// change; the run waits for it, which takes one workflow task.
+func (r *dagRun) reused(s *node) {
+	ctx, d := r.ctx, r.d
+	if workflow.GetVersion(ctx, reusedStepChange, workflow.DefaultVersion, 1) != 1 {
+		return
+	}
+	from := s.state.Reuse
+	attrs := d.stepAttributes(s.step)
+	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
+		WorkflowID:            d.in.RunID + "/" + s.step.Path,
+		TaskQueue:             plan.DefaultTaskQueue,
+		TypedSearchAttributes: attrs,
+		StaticSummary:         s.step.Path + " · reused outputs of run " + from.FromRun,
+	})
+	f := workflow.ExecuteChildWorkflow(cctx, ReusedStepName, ReusedStepInput{
+		RunID: d.in.RunID, StepPath: s.step.Path, FromRun: from.FromRun, FromStep: from.FromStep,
+	})
+	r.wait(f, func(f workflow.Future) {
+		if err := f.Get(ctx, nil); err != nil {
+			// The step's outputs are reused all the same; only its place
+			// in Temporal's lists is missing.
+			workflow.GetLogger(ctx).Warn("porch: the reused step's workflow did not run", "step", s.step.Path, "error", err)
+		}
+	})
+}
