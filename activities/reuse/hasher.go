@@ -58,13 +58,8 @@ type File struct {
 // contents, and each file's. Symbolic links count by their targets as
 // written; empty folders do not count.
 func (h *Hasher) Tree(root string) (string, []File, error) {
-	r := h.root(root)
-	r.mu.Lock()
+	r := h.locked(root)
 	defer r.mu.Unlock()
-	if !r.loaded {
-		r.files = h.load(root)
-		r.loaded = true
-	}
 	kept := len(r.files)
 	seen := map[string]bool{}
 	var files []File
@@ -107,13 +102,8 @@ func (h *Hasher) Tree(root string) (string, []File, error) {
 // Files hashes the files rels (slash-separated, relative to the folder
 // root; "" for a root that is a file) and nothing else of root.
 func (h *Hasher) Files(root string, rels []string) ([]File, error) {
-	r := h.root(root)
-	r.mu.Lock()
+	r := h.locked(root)
 	defer r.mu.Unlock()
-	if !r.loaded {
-		r.files = h.load(root)
-		r.loaded = true
-	}
 	files := make([]File, 0, len(rels))
 	changed := false
 	for _, rel := range rels {
@@ -185,6 +175,18 @@ func sumFiles(files []File) string {
 		fmt.Fprintf(h, "%q %s\n", f.Path, f.Hash)
 	}
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// locked returns root's kept hashes, loaded and locked: the caller
+// unlocks them.
+func (h *Hasher) locked(root string) *rootHashes {
+	r := h.root(root)
+	r.mu.Lock()
+	if !r.loaded {
+		r.files = h.load(root)
+		r.loaded = true
+	}
+	return r
 }
 
 func (h *Hasher) root(root string) *rootHashes {
