@@ -55,7 +55,7 @@ func (a *app) jobListCommand() *cobra.Command {
 			ctx := cmd.Context()
 			s, err := a.serverSettings(flags)
 			if errors.Is(err, errNoServer) {
-				recs := listRecords(recordStores(ctx, s.Home, nil, nil))
+				recs := listRecords(recordStores(ctx, s.Home, nil, nil), limit)
 				if len(recs) == 0 {
 					return err
 				}
@@ -103,7 +103,7 @@ func (a *app) listRuns(ctx context.Context, sess *session, limit int) error {
 			started: e.GetStartTime().AsTime(), duration: runDuration(e),
 			pipeline: keyword(e.GetSearchAttributes(), workflows.AttrPipeline), user: keyword(e.GetSearchAttributes(), workflows.AttrUser)})
 	}
-	recs := listRecords(recordStores(ctx, sess.settings.Home, sess.datastores(ctx), sess))
+	recs := listRecords(recordStores(ctx, sess.settings.Home, sess.datastores(ctx), sess), limit)
 	rows = mergeRuns(rows, len(execs) == limit, recs, limit)
 	if len(rows) == 0 {
 		fmt.Fprintf(a.stdout, "no runs on %s (namespace %s)\n", sess.settings.Address, sess.settings.Namespace)

@@ -9,7 +9,9 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/porch-pipelines/porch/activities/runrecord"
 	"github.com/porch-pipelines/porch/compiler/plan"
@@ -134,9 +136,11 @@ func nestedSteps(st recordStore, runID string, steps []workflows.StepState) []wo
 	return out
 }
 
-// listRecords reads the records of the runs in the local stores, at most
-// one per run id (the first store's).
-func listRecords(stores []recordStore) []*recordedRun {
+// listRecords reads the records of at most limit runs of each local
+// store, those whose folders changed last (a run's folder changes as it
+// ends, when its record is written), at most one per run id (the first
+// store's).
+func listRecords(stores []recordStore, limit int) []*recordedRun {
 	var out []*recordedRun
 	seen := map[string]bool{}
 	for _, st := range stores {
@@ -144,22 +148,50 @@ func listRecords(stores []recordStore) []*recordedRun {
 			// Listing an object store's runs is a request per run.
 			continue
 		}
-		entries, err := os.ReadDir(filepath.Join(st.local, "azureml"))
-		if err != nil {
-			continue
-		}
-		for _, e := range entries {
-			if !e.IsDir() || seen[e.Name()] {
+		found := 0
+		for _, name := range newestFolders(filepath.Join(st.local, "azureml")) {
+			if found == limit {
+				break
+			}
+			if seen[name] {
 				continue
 			}
-			rel := recordPath(e.Name(), "")
+			rel := recordPath(name, "")
 			rec, err := readRecord(st, rel)
-			if err != nil || rec.Run != e.Name() {
+			if err != nil || rec.Run != name {
 				continue
 			}
-			seen[e.Name()] = true
+			seen[name] = true
+			found++
 			out = append(out, &recordedRun{RunRecord: *rec, where: st.where(rel), store: st})
 		}
 	}
 	return out
+}
+
+// newestFolders lists the folders in dir, the last changed first.
+func newestFolders(dir string) []string {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	type folder struct {
+		name string
+		mod  time.Time
+	}
+	var folders []folder
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		if info, err := e.Info(); err == nil {
+			folders = append(folders, folder{e.Name(), info.ModTime()})
+		}
+	}
+	slices.SortFunc(folders, func(a, b folder) int { return b.mod.Compare(a.mod) })
+	names := make([]string, len(folders))
+	for i, f := range folders {
+		names[i] = f.name
+	}
+	return names
 }
