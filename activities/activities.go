@@ -25,6 +25,7 @@ import (
 	"github.com/porch-pipelines/porch/activities/limits"
 	"github.com/porch-pipelines/porch/activities/parallel"
 	"github.com/porch-pipelines/porch/activities/reuse"
+	"github.com/porch-pipelines/porch/activities/runrecord"
 	"github.com/porch-pipelines/porch/activities/spread"
 	"github.com/porch-pipelines/porch/activities/stepio"
 	"github.com/porch-pipelines/porch/activities/sweep"
@@ -84,6 +85,7 @@ type Activities struct {
 	spread   *spread.Activities
 	sweep    *sweep.Activities
 	reuse    *reuse.Activities
+	records  *runrecord.Activities
 }
 
 // init builds each step kind's activities over one step I/O and one set
@@ -98,6 +100,7 @@ func (a *Activities) init() {
 		a.spread = &spread.Activities{Host: h, Address: a.Address, Signal: a.Signal}
 		a.sweep = &sweep.Activities{Host: h}
 		a.reuse = &reuse.Activities{Host: h, Hasher: &reuse.Hasher{Dir: filepath.Join(a.Home, "cache", "reuse")}}
+		a.records = &runrecord.Activities{Host: h}
 	})
 }
 
@@ -109,6 +112,7 @@ func (a *Activities) Register(r worker.ActivityRegistry) {
 	a.spread.Register(r)
 	a.sweep.Register(r)
 	a.reuse.Register(r)
+	a.records.Register(r)
 }
 
 // RegisterLocal registers the activities porch's workflows run as local

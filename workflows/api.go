@@ -113,7 +113,8 @@ type StepState struct {
 	Outputs    []OutputLocation `json:"outputs,omitempty"`
 	Error      string           `json:"error,omitempty"`
 	// Detail is what a reader learnt from the step's own workflow (a
-	// parallel step's mini-batch counts); the DAG leaves it empty.
+	// parallel step's mini-batch counts); the DAG sets it only for a
+	// parallel or sweep step that succeeded, from its result.
 	Detail string `json:"detail,omitempty"`
 	// Claims says the step claims cores from a quota before it runs: its
 	// workflow answers QuotaWaitQuery.

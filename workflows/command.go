@@ -74,7 +74,7 @@ func CommandStep(ctx workflow.Context, in CommandStepInput) (_ command.RunComman
 	case spreads(ctx, in):
 		r, err = runSpread(ctx, in, opts)
 	default:
-		workflow.SetCurrentDetails(ctx, "running on task queue `"+opts.TaskQueue+"`")
+		workflow.SetCurrentDetails(ctx, scheduledOn(opts.TaskQueue))
 		fut := workflow.ExecuteActivity(ctx, command.RunCommandName, in.Run)
 		runWatchingForWorker(ctx, fut, in.Compute, opts.TaskQueue)
 		err = fut.Get(ctx, &r)

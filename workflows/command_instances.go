@@ -113,7 +113,7 @@ func holdInstances(ctx, holdCtx workflow.Context, queue string, n int) ([]spread
 		if try+1 == holdTries {
 			return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
 				"the step's %d instances must run at once, and the workers of task queue %q held at most %d of them in %d tries: "+
-					"start more workers of the instance type (porch worker --compute ... --instance-type ...), give them more capacity, or lower instance_count to %d",
+					"start more workers of the instance type (`porch worker --compute ... --instance-type ...`), give them more capacity, or lower instance_count to %d",
 				n, queue, most, holdTries, max(most, 1)), stepio.InvalidStepType, nil)
 		}
 		if err := sleep(ctx, holdPause(ctx, try), "pause before holding the instances again"); err != nil {

@@ -330,7 +330,11 @@ func (d *dag) finish(ctx workflow.Context, f workflow.Future, n *node) error {
 		}
 	case plan.StepParallel:
 		var r ParallelStepResult
-		err = f.Get(ctx, &r)
+		if err = f.Get(ctx, &r); err == nil {
+			// The step's own progress query says as much while it can
+			// answer; the run's record keeps this.
+			n.state.Detail = ParallelProgress{Phase: PhaseDone, Counters: r.Counters}.Summary()
+		}
 	case plan.StepSweep:
 		var r SweepStepResult
 		if err = f.Get(ctx, &r); err == nil {

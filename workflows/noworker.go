@@ -24,12 +24,20 @@ const noWorkerChange = "no-worker-details"
 // again while none does.
 const noWorkerCheck = time.Minute
 
+// scheduledOn is a step's current details while its activity is
+// scheduled on queue: the workflow does not learn when a worker takes
+// it, so it says no more than that (the pending activity's state in the
+// Temporal UI says whether it runs).
+func scheduledOn(queue string) string {
+	return "scheduled on task queue `" + queue + "`"
+}
+
 // runWatchingForWorker waits for fut, a command's activity (or a parallel
 // step's planning) on queue, and
 // while it waits a minute and more with no worker polling queue, says so
 // in the step's current details (the Temporal UI's), with the command
 // that starts one. Once a worker polls, it only waits: the step is taken,
-// or about to be. A step running longer than a minute costs one timer and
+// or will be when a worker has room. A step running longer than a minute costs one timer and
 // one local activity.
 func runWatchingForWorker(ctx workflow.Context, fut workflow.Future, compute, queue string) {
 	if workflow.GetVersion(ctx, noWorkerChange, workflow.DefaultVersion, 1) != 1 {
@@ -54,7 +62,7 @@ func runWatchingForWorker(ctx workflow.Context, fut workflow.Future, compute, qu
 		}
 		var polled bool
 		if err := workflow.ExecuteLocalActivity(lctx, HasPollersName, queue).Get(ctx, &polled); err != nil || polled {
-			workflow.SetCurrentDetails(ctx, "running on task queue `"+queue+"`")
+			workflow.SetCurrentDetails(ctx, scheduledOn(queue))
 			return
 		}
 		msg := fmt.Sprintf("waiting %s: %s", workflow.Now(ctx).Sub(start).Round(time.Second), plan.NoWorker(compute, queue, ""))

@@ -21,8 +21,9 @@ import (
 
 // TestCommandStepSaysWhenNoWorkerPollsItsQueue: a command that waits
 // minutes on a queue no worker polls says so in its current details every
-// minute, with the worker to start; once one polls, the details say where
-// it runs again and the step stops asking.
+// minute, with the worker to start (in backticks: the UI renders markdown);
+// once one polls, the details say where it is scheduled again and the step
+// stops asking.
 func TestCommandStepSaysWhenNoWorkerPollsItsQueue(t *testing.T) {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
@@ -38,7 +39,7 @@ func TestCommandStepSaysWhenNoWorkerPollsItsQueue(t *testing.T) {
 	env.OnActivity(command.RunCommandName, mock.Anything, mock.Anything).After(4*time.Minute+30*time.Second).
 		Return(command.RunCommandResult{}, nil)
 	var details []string
-	for _, at := range []time.Duration{90 * time.Second, 150 * time.Second, 210 * time.Second} {
+	for _, at := range []time.Duration{30 * time.Second, 90 * time.Second, 150 * time.Second, 210 * time.Second} {
 		env.RegisterDelayedCallback(func() {
 			v, err := env.QueryWorkflow("__temporal_workflow_metadata")
 			require.NoError(t, err)
@@ -53,8 +54,11 @@ func TestCommandStepSaysWhenNoWorkerPollsItsQueue(t *testing.T) {
 	require.True(t, env.IsWorkflowCompleted())
 	require.NoError(t, env.GetWorkflowError())
 	assert.Equal(t, []time.Duration{time.Minute, 2 * time.Minute, 3 * time.Minute}, asked)
-	want := `: no worker serves compute "cpu-cluster" (task queue "porch-compute-cpu-cluster"): start one with: porch worker --compute cpu-cluster`
-	assert.Equal(t, []string{"waiting 1m0s" + want, "waiting 2m0s" + want, "running on task queue `porch-compute-cpu-cluster`"}, details)
+	want := `: no worker serves compute "cpu-cluster" (task queue "porch-compute-cpu-cluster"): start one with ` + "`porch worker --compute cpu-cluster`"
+	// Before the first check it says where the step is scheduled, not that
+	// it runs: no worker may have taken it.
+	assert.Equal(t, []string{"scheduled on task queue `porch-compute-cpu-cluster`", "waiting 1m0s" + want, "waiting 2m0s" + want,
+		"scheduled on task queue `porch-compute-cpu-cluster`"}, details)
 }
 
 // TestParallelStepSaysWhenNoWorkerPlansIt: a parallel step whose planning
@@ -84,5 +88,5 @@ func TestParallelStepSaysWhenNoWorkerPlansIt(t *testing.T) {
 		Parallel: plan.Parallel{Retry: plan.ParallelRetry{TimeoutSeconds: 60}, AllowedFailedPercent: 100}}})
 	require.True(t, env.IsWorkflowCompleted())
 	require.NoError(t, env.GetWorkflowError())
-	assert.Equal(t, `waiting 1m0s: no worker serves compute "gpu" (task queue "porch-compute-gpu"): start one with: porch worker --compute gpu`, details)
+	assert.Equal(t, `waiting 1m0s: no worker serves compute "gpu" (task queue "porch-compute-gpu"): start one with `+"`porch worker --compute gpu`", details)
 }

@@ -53,9 +53,16 @@ func Pipeline(ctx workflow.Context, in PipelineInput) (PipelineResult, error) {
 		r.sel.Select(ctx)
 	}
 	d.flushRecords(ctx)
-	now := workflow.Now(ctx)
 	defer func() { workflow.SetCurrentDetails(ctx, d.progress()) }()
-	if ctx.Err() != nil {
+	res, err := r.end()
+	d.writeRunRecord(ctx, res, r.firstFailed, err)
+	return res, err
+}
+
+// end settles the steps that never ran and returns how the run ended.
+func (r *dagRun) end() (PipelineResult, error) {
+	d, now := r.d, workflow.Now(r.ctx)
+	if r.ctx.Err() != nil {
 		d.cancelWaiting(now)
 		return PipelineResult{}, temporal.NewCanceledError()
 	}

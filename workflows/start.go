@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	enums "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
@@ -38,6 +39,9 @@ func Start(ctx context.Context, c client.Client, p *plan.Plan, runID string, sou
 		ID:                    runID,
 		TaskQueue:             plan.DefaultTaskQueue,
 		TypedSearchAttributes: runAttributes(runKeys{runID, p.Name, p.ExperimentName, p.Settings.SubmittedBy}),
+		// A run id names one run, as an Azure ML job name does: a run
+		// named after one that ended is refused, not started over it.
+		WorkflowIDReusePolicy: enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		StaticSummary:         RunSummary(p),
 		StaticDetails:         RunDetails(p, runID),
 		Memo: map[string]any{

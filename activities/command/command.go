@@ -2,6 +2,8 @@ package command
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -49,7 +51,7 @@ func (a *Activities) RunCommand(ctx context.Context, in RunCommandInput) (RunCom
 	f, err := a.PrepareFolders(ctx, in.Step, instanceIndex(in), in.Instance != nil)
 	if err != nil {
 		stopPrep()
-		return RunCommandResult{}, err
+		return RunCommandResult{}, a.failedToStart(ctx, in, f, stepAttempt(ctx, in), err)
 	}
 	attempt := stepAttempt(ctx, in)
 	if in.Instance == nil {
@@ -61,7 +63,7 @@ func (a *Activities) RunCommand(ctx context.Context, in RunCommandInput) (RunCom
 	b, err := a.Bind(ctx, in.Step, f)
 	stopPrep()
 	if err != nil {
-		return RunCommandResult{}, err
+		return RunCommandResult{}, a.failedToStart(ctx, in, f, attempt, err)
 	}
 	// Mounted inputs go when the step ends, however it ends; a worker that
 	// dies first leaves them to the next attempt's prepareFolders.
@@ -72,11 +74,11 @@ func (a *Activities) RunCommand(ctx context.Context, in RunCommandInput) (RunCom
 	}()
 	line, err := b.Render(in.Step)
 	if err != nil {
-		return RunCommandResult{}, err
+		return RunCommandResult{}, a.failedToStart(ctx, in, f, attempt, err)
 	}
 	procs, notes, err := distribute(in)
 	if err != nil {
-		return RunCommandResult{}, err
+		return RunCommandResult{}, a.failedToStart(ctx, in, f, attempt, err)
 	}
 	r := stepRun{in: in, folders: f, attempt: attempt, python: b.Python}
 	env, idNote := b.Env(in.Step)
@@ -87,7 +89,7 @@ func (a *Activities) RunCommand(ctx context.Context, in RunCommandInput) (RunCom
 	specs, err := r.specs(line, env, procs, slices.Concat(in.Notes, b.Notes(), notes, lim.Notes))
 	if err != nil {
 		lim.Release()
-		return RunCommandResult{}, err
+		return RunCommandResult{}, a.failedToStart(ctx, in, f, attempt, err)
 	}
 	lim.apply(specs, procs)
 	runCtx, cancel := limitContext(ctx, in.Command.TimeoutSeconds)
@@ -111,6 +113,28 @@ func (a *Activities) RunCommand(ctx context.Context, in RunCommandInput) (RunCom
 		return RunCommandResult{}, err
 	}
 	return RunCommandResult{WorkDir: f.Work, LogDir: f.Artifacts, Outputs: b.Outputs, Attempt: attempt}, nil
+}
+
+// failedToStart writes why a step failed before its command started
+// into the step's log, the log porch names when the step fails, and copies
+// it to an object store as a finished step's log is. It returns err.
+func (a *Activities) failedToStart(ctx context.Context, in RunCommandInput, f stepio.Folders, attempt int32, err error) error {
+	if f.Artifacts == "" {
+		return err
+	}
+	log := filepath.Join(f.UserLogs(), "std_log.txt")
+	if os.MkdirAll(f.UserLogs(), 0o755) != nil {
+		return err
+	}
+	msg := err.Error()
+	var ae *temporal.ApplicationError
+	if errors.As(err, &ae) {
+		msg = ae.Message()
+	}
+	_ = stepio.AppendLog(log, fmt.Sprintf("porch: step %q of run %q, attempt %d, failed before its command started: %s",
+		in.StepPath, in.RunID, attempt, msg))
+	a.UploadLogs(ctx, in.StepPath, f)
+	return err
 }
 
 // commitOutputs publishes the outputs of an attempt that succeeded (runErr

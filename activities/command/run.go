@@ -126,7 +126,7 @@ func (r stepRun) outcome(ctx, runCtx context.Context, procs []process, specs []p
 			_ = stepio.AppendLog(specs[i].log, fmt.Sprintf("porch: stopped %d background processes the command left running", res.leftovers))
 		}
 	}
-	if err := ctx.Err(); err != nil {
+	if err := stepio.Stopped(ctx); err != nil {
 		_ = stepio.AppendLog(r.mainLog(), fmt.Sprintf("porch: the step was stopped (%v): porch stopped its processes", err))
 		return err
 	}

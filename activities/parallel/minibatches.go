@@ -273,7 +273,7 @@ func (rt *parallelRuntime) failed(ctx context.Context, b minibatch.Batch, attemp
 	if !errors.As(err, &be) {
 		if ctx.Err() != nil {
 			rt.report(reportRow{index: b.Index, attempt: attempt, result: "canceled", node: rt.node, start: started, elapsed: time.Since(started), items: b.Items})
-			return ctx.Err()
+			return stepio.Stopped(ctx)
 		}
 		return fmt.Errorf("step %q: mini-batch %d: %w", rt.ref.StepPath, b.Index, err)
 	}

@@ -57,10 +57,10 @@ func TestWorkerFlagsNameTheWorkerAQueueNeeds(t *testing.T) {
 
 func TestNoWorkerSaysWhatToStart(t *testing.T) {
 	require.Equal(t, `no worker serves instance type "small" of compute "k8s" (task queue "porch-compute-k8s-small"): `+
-		`start one with: porch worker --address h:7233 --compute k8s --instance-type small`,
+		"start one with `porch worker --address h:7233 --compute k8s --instance-type small`",
 		NoWorker("k8s", InstanceTaskQueue("k8s", "small"), "--address h:7233"))
 	require.Equal(t, `no worker serves spot workers of compute "gpu" (task queue "porch-compute-gpu-spot"): `+
-		`start one with: porch worker --compute gpu --preemptible`, NoWorker("gpu", SpotTaskQueue(TaskQueue("gpu")), ""))
-	require.Equal(t, `no worker serves the default compute (task queue "porch"): start one with: porch worker`,
+		"start one with `porch worker --compute gpu --preemptible`", NoWorker("gpu", SpotTaskQueue(TaskQueue("gpu")), ""))
+	require.Equal(t, `no worker serves the default compute (task queue "porch"): start one with `+"`porch worker`",
 		NoWorker("", DefaultTaskQueue, ""))
 }

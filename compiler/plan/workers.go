@@ -60,13 +60,15 @@ func QueueOwner(compute, queue string) string {
 }
 
 // NoWorker says that no worker polls queue, the task queue of a step on
-// compute, and which command starts one; connect, when not "", are the
-// flags that reach the server, such as "--address host:7233".
+// compute, and which command starts one, in backticks: the Temporal UI
+// shows it as markdown, which would turn "--" into a dash. connect, when
+// not "", are the flags that reach the server, such as "--address
+// host:7233".
 func NoWorker(compute, queue, connect string) string {
 	addr := ""
 	if connect != "" {
 		addr = " " + connect
 	}
-	return "no worker serves " + QueueOwner(compute, queue) + " (task queue " + strconv.Quote(queue) + "): start one with: porch worker" +
-		addr + WorkerFlags(compute, queue)
+	return "no worker serves " + QueueOwner(compute, queue) + " (task queue " + strconv.Quote(queue) + "): start one with `porch worker" +
+		addr + WorkerFlags(compute, queue) + "`"
 }

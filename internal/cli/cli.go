@@ -13,7 +13,6 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/porch-pipelines/porch/compiler/plan"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 )
@@ -59,9 +58,6 @@ type app struct {
 	getenv         func(string) string
 	// terminal says whether stdout is a terminal (live redrawn progress).
 	terminal bool
-	// catalog is the server catalogue the last compile used, nil for
-	// none: an embedded run's worker routes by the same one.
-	compiledCatalog *plan.Catalog
 }
 
 // Run runs the porch command line args (without the program name) and
@@ -148,7 +144,53 @@ func (a *app) rootCommand() *cobra.Command {
 		a.assetCommand(models, "Register, list, show and delete models (as az ml model)"),
 		a.componentCommand(),
 		a.computeCommand(), a.instanceTypeCommand(), a.quotaCommand())
+	refuseUnknownSubcommands(root)
 	return root
+}
+
+// refuseUnknownSubcommands makes every command group (job, data, ...)
+// refuse a word that is none of its commands, as the root does: cobra
+// would print the group's help and exit 0. A group given nothing prints
+// its help.
+func refuseUnknownSubcommands(cmd *cobra.Command) {
+	for _, sub := range cmd.Commands() {
+		refuseUnknownSubcommands(sub)
+	}
+	if !cmd.HasParent() || !cmd.HasSubCommands() || cmd.Runnable() {
+		return
+	}
+	cmd.SuggestionsMinimumDistance = 2
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return cmd.Help()
+		}
+		hint := ""
+		if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+			hint = fmt.Sprintf(" (did you mean %q?)", s[0])
+		}
+		var names []string
+		for _, c := range cmd.Commands() {
+			if c.IsAvailableCommand() {
+				names = append(names, c.Name())
+			}
+		}
+		return usageError("unknown command %q for %q%s: its commands are %s", args[0], cmd.CommandPath(), hint,
+			strings.Join(names, ", "))
+	}
+}
+
+// runArgs checks a job command's arguments: n of them, what they are,
+// the first a run id that is not empty.
+func runArgs(n int, what string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := exactArgs(n, what)(cmd, args); err != nil {
+			return err
+		}
+		if strings.TrimSpace(args[0]) == "" {
+			return usageError("%s: the run id is empty: give one (see `porch job list`)", cmd.CommandPath())
+		}
+		return nil
+	}
 }
 
 // exactArgs is cobra.ExactArgs with a message that says what is expected.

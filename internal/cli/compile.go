@@ -90,7 +90,6 @@ func (a *app) compile(ctx context.Context, path string, set map[string]string, s
 			if err != nil {
 				return nil, err
 			}
-			a.compiledCatalog = cat
 		}
 	}
 	if len(diags) > 0 {

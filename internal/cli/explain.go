@@ -18,16 +18,18 @@ func (a *app) jobExplainCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "explain RUN STEP",
 		Short: "Say why a step ran or was reused: its reuse key, part by part, beside the latest record of the step",
-		Args:  exactArgs(2, "a run id (see porch job list) and a step path (see porch job show RUN)"),
+		Args:  runArgs(2, "a run id (see porch job list) and a step path (see porch job show RUN)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			sess, err := a.connect(cmd.Context(), flags)
+			r, err := a.openRun(cmd.Context(), flags, args[0])
 			if err != nil {
 				return err
 			}
-			defer sess.Close()
-			steps, err := newStepWatcher(sess.client).snapshot(cmd.Context(), args[0])
-			if err != nil {
-				return runError(sess, args[0], err)
+			defer r.Close()
+			var steps []workflows.StepState
+			if r.rec != nil {
+				steps = r.rec.steps
+			} else if steps, err = newStepWatcher(r.sess.client).snapshot(cmd.Context(), args[0]); err != nil {
+				return runError(r.sess, args[0], err)
 			}
 			for _, s := range steps {
 				if s.Path == args[1] {

@@ -26,7 +26,7 @@ func (a *app) jobHistoryCommand() *cobra.Command {
 			"history file per workflow execution, named after the workflow id: DIR/RUN.json,\n" +
 			"DIR/RUN/STEP.json, and DIR/RUN/STEP@2.json for a second run of the same workflow id.\n" +
 			"`porch replay` reads either form.",
-		Args: exactArgs(1, "one run id (see porch job list)"),
+		Args: runArgs(1, "one run id (see porch job list)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			sess, err := a.connect(cmd.Context(), flags)
 			if err != nil {

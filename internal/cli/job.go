@@ -26,7 +26,7 @@ func (a *app) jobCommand() *cobra.Command {
 		Short: "Submit, list, show, cancel runs and read their logs (as az ml job)",
 	}
 	cmd.AddCommand(a.jobCreateCommand(), a.jobListCommand(), a.jobShowCommand(), a.jobCancelCommand(), a.jobResumeCommand(),
-		a.jobLogsCommand(), a.jobHistoryCommand(), a.jobExplainCommand())
+		a.jobLogsCommand(), a.jobHistoryCommand(), a.jobExplainCommand(), a.jobDownloadCommand(), a.jobStreamCommand())
 	return cmd
 }
 
@@ -45,17 +45,31 @@ func (a *app) jobListCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List runs, newest first",
-		Args:  exactArgs(0, "no arguments"),
+		Long: "List runs, newest first: the server's, and those only their records in the datastores know\n" +
+			"(embedded porch runs that have ended). With no server, the recorded runs alone.",
+		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if limit < 1 {
 				return usageError("--limit %d: expected a positive number", limit)
 			}
-			sess, err := a.connect(cmd.Context(), flags)
+			ctx := cmd.Context()
+			s, err := a.serverSettings(flags)
+			if errors.Is(err, errNoServer) {
+				recs := listRecords(recordStores(ctx, s.Home, nil, nil), limit)
+				if len(recs) == 0 {
+					return err
+				}
+				return a.printRuns(mergeRuns(nil, false, recs, limit))
+			}
+			if err != nil {
+				return err
+			}
+			sess, err := a.dial(ctx, s)
 			if err != nil {
 				return err
 			}
 			defer sess.Close()
-			return a.listRuns(cmd.Context(), sess, limit)
+			return a.listRuns(ctx, sess, limit)
 		},
 	}
 	cmd.Flags().IntVar(&limit, "limit", 20, "list at most this many runs")
@@ -63,7 +77,14 @@ func (a *app) jobListCommand() *cobra.Command {
 	return cmd
 }
 
-// listRuns prints root runs: workflows carrying PorchRun but not PorchStep.
+// runRow is one run as porch job list prints it.
+type runRow struct {
+	id, status, duration, pipeline, user string
+	started                              time.Time
+}
+
+// listRuns prints root runs, workflows carrying PorchRun but not
+// PorchStep, with the recorded runs the server does not know.
 func (a *app) listRuns(ctx context.Context, sess *session, limit int) error {
 	query := fmt.Sprintf("%s IS NOT NULL AND %s IS NULL", workflows.AttrRun, workflows.AttrStep)
 	resp, err := sess.client.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
@@ -76,20 +97,59 @@ func (a *app) listRuns(ctx context.Context, sess *session, limit int) error {
 	if len(execs) > limit {
 		execs = execs[:limit]
 	}
-	if len(execs) == 0 {
+	var rows []runRow
+	for _, e := range execs {
+		rows = append(rows, runRow{id: e.GetExecution().GetWorkflowId(), status: statusName(e.GetStatus()),
+			started: e.GetStartTime().AsTime(), duration: runDuration(e),
+			pipeline: keyword(e.GetSearchAttributes(), workflows.AttrPipeline), user: keyword(e.GetSearchAttributes(), workflows.AttrUser)})
+	}
+	recs := listRecords(recordStores(ctx, sess.settings.Home, sess.datastores(ctx), sess), limit)
+	rows = mergeRuns(rows, len(execs) == limit, recs, limit)
+	if len(rows) == 0 {
 		fmt.Fprintf(a.stdout, "no runs on %s (namespace %s)\n", sess.settings.Address, sess.settings.Namespace)
 		return nil
 	}
+	return a.printRuns(rows)
+}
+
+// mergeRuns adds to the server's rows, newest first, the recorded runs
+// it does not list, and keeps the newest limit. When the server's page
+// is full, a recorded run older than its last row may be one it knows
+// beyond the page: it is left out.
+func mergeRuns(rows []runRow, full bool, recs []*recordedRun, limit int) []runRow {
+	listed := map[string]bool{}
+	oldest := time.Time{}
+	for _, r := range rows {
+		listed[r.id] = true
+		if oldest.IsZero() || r.started.Before(oldest) {
+			oldest = r.started
+		}
+	}
+	for _, rec := range recs {
+		if listed[rec.Run] || full && rec.Started.Before(oldest) {
+			continue
+		}
+		rows = append(rows, runRow{id: rec.Run, status: rec.Status, started: rec.Started,
+			duration: formatDuration(rec.Ended.Sub(rec.Started)), pipeline: rec.Pipeline, user: rec.SubmittedBy})
+	}
+	slices.SortStableFunc(rows, func(a, b runRow) int { return b.started.Compare(a.started) })
+	if len(rows) > limit {
+		rows = rows[:limit]
+	}
+	return rows
+}
+
+// printRuns prints the run table.
+func (a *app) printRuns(rows []runRow) error {
 	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "RUN\tSTATUS\tSTARTED\tDURATION\tPIPELINE\tUSER")
-	for _, e := range execs {
-		user := keyword(e.GetSearchAttributes(), workflows.AttrUser)
+	for _, r := range rows {
+		user := r.user
 		if user == "" {
 			user = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", e.GetExecution().GetWorkflowId(), statusName(e.GetStatus()),
-			e.GetStartTime().AsTime().Local().Format("2006-01-02 15:04:05"), runDuration(e),
-			keyword(e.GetSearchAttributes(), workflows.AttrPipeline), user)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.id, r.status, r.started.Local().Format("2006-01-02 15:04:05"),
+			r.duration, r.pipeline, user)
 	}
 	return tw.Flush()
 }
@@ -141,13 +201,20 @@ func (a *app) jobCancelCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "cancel RUN",
 		Short: "Cancel a run: its running steps are stopped, the others never start",
-		Args:  exactArgs(1, "one run id (see porch job list)"),
+		Args:  runArgs(1, "one run id (see porch job list)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			sess, err := a.connect(cmd.Context(), flags)
 			if err != nil {
 				return err
 			}
 			defer sess.Close()
+			desc, err := sess.client.DescribeWorkflowExecution(cmd.Context(), args[0], "")
+			if err != nil {
+				return runError(sess, args[0], err)
+			}
+			if st := desc.GetWorkflowExecutionInfo().GetStatus(); st != enums.WORKFLOW_EXECUTION_STATUS_RUNNING {
+				return fmt.Errorf("run %s has already ended (%s): there is nothing to cancel", args[0], statusName(st))
+			}
 			if err := sess.client.CancelWorkflow(cmd.Context(), args[0], ""); err != nil {
 				return runError(sess, args[0], err)
 			}
@@ -169,7 +236,7 @@ func (a *app) jobResumeCommand() *cobra.Command {
 		Long: "Start a failed or canceled run again under the same id, with the same plan and inputs.\n" +
 			"Command and parallel steps that succeeded are reused as they are; a parallel step runs\n" +
 			"only the mini-batches that did not succeed.",
-		Args: exactArgs(1, "one run id (see porch job list)"),
+		Args: runArgs(1, "one run id (see porch job list)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			sess, err := a.connect(cmd.Context(), flags)
 			if err != nil {

@@ -26,7 +26,7 @@ func (a *app) jobLogsCommand() *cobra.Command {
 			if len(args) < 1 || len(args) > 2 {
 				return usageError("job logs expects a run id and optionally a step path (see porch job show RUN)")
 			}
-			return nil
+			return runArgs(len(args), "")(cmd, args)
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			step := ""

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -11,6 +12,7 @@ import (
 	"github.com/porch-pipelines/porch/compiler/plan"
 	"github.com/porch-pipelines/porch/workflows"
 	"github.com/spf13/cobra"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 )
 
@@ -43,9 +45,10 @@ func (a *app) runCommand(use string) *cobra.Command {
 		Use:   use,
 		Short: "Compile a pipeline job YAML file, run it and watch it",
 		Long: "Compile a pipeline job YAML file, run it and watch its steps.\n\n" +
-			"With no server configured (--address, $TEMPORAL_ADDRESS, the address of a Temporal client profile,\n" +
-			"address: in $PORCH_HOME/config.yaml)\n" +
-			"porch starts an embedded Temporal server and a worker for the run, and stops them at the end.",
+			"The run goes to the configured server (--address, $TEMPORAL_ADDRESS, the address of a Temporal client\n" +
+			"profile, address: in $PORCH_HOME/config.yaml), else to the `porch dev` of this porch home when one runs.\n" +
+			"With neither, porch starts an embedded Temporal server and a worker for the run, and stops them at the end.\n" +
+			"The first line says which server the run is on.",
 		Args: exactArgs(1, "one pipeline YAML file"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.runPipeline(cmd.Context(), args[0], f)
@@ -82,8 +85,14 @@ func (a *app) runPipeline(ctx context.Context, file string, f runFlags) error {
 	if err != nil {
 		return err
 	}
-	s, err := resolveSettings(a.getenv, f.server)
+	name, err := runName(set)
 	if err != nil {
+		return err
+	}
+	// The same rule as every command's: the configured server, else a
+	// running porch dev of this home; with neither, an embedded one.
+	s, err := a.serverSettings(f.server)
+	if err != nil && !errors.Is(err, errNoServer) {
 		return err
 	}
 	p, err := a.compile(ctx, file, set, f.server, true)
@@ -98,28 +107,19 @@ func (a *app) runPipeline(ctx context.Context, file string, f runFlags) error {
 		return err
 	}
 	if f.detach && s.Address == "" {
-		return usageError("--detach needs a server that outlives porch, and none is configured: the embedded " +
-			"server stops when porch exits. Start one with `porch dev`, then pass --address or set " + envAddress)
+		return usageError("--detach needs a server that outlives porch, and none is configured and no `porch dev` " +
+			"is running: the embedded server stops when porch exits. Start one with `porch dev`, or give a server's " +
+			"address with --address or " + envAddress)
 	}
-	sess, err := a.openRunSession(ctx, s, p, f.server)
+	sess, err := a.openRunSession(ctx, s, p)
 	if err != nil {
 		return err
 	}
 	defer sess.Close()
-	if err := a.snapshotCode(ctx, sess, p); err != nil {
-		return err
-	}
-	// A step that no quota could ever admit is refused now, not left to
-	// wait forever.
-	if err := workflows.CheckQuotas(ctx, sess.client, p); err != nil {
-		return err
-	}
-	p.Settings.SubmittedBy = submitter(a.getenv)
-	runID := workflows.NewRunID(p)
 	started := time.Now()
-	run, err := workflows.Start(ctx, sess.client, p, runID, source)
+	run, runID, err := a.submit(ctx, sess, p, name, source)
 	if err != nil {
-		return fmt.Errorf("submit the run to %s: %v%s", sess.settings.Address, err, searchAttributesHint(err, sess.settings))
+		return err
 	}
 	if f.detach {
 		fmt.Fprintln(a.stdout, runID)
@@ -134,11 +134,41 @@ func (a *app) runPipeline(ctx context.Context, file string, f runFlags) error {
 	return a.report(ctx, sess, runID, p.Settings.DefaultDatastore, time.Since(started), out)
 }
 
-// openRunSession connects to the configured server, or embeds one whose
-// worker uses the catalogue the run was compiled with (flags).
-func (a *app) openRunSession(ctx context.Context, s settings, p *plan.Plan, flags serverFlags) (*session, error) {
+// submit starts a run of p under the run name given (else a fresh run
+// id): its code snapshotted, its quotas checked.
+func (a *app) submit(ctx context.Context, sess *session, p *plan.Plan, name string, source []byte) (client.WorkflowRun, string, error) {
+	runID := workflows.NewRunID(p)
+	if name != "" {
+		if err := a.checkNameFree(ctx, sess, name, p.Settings.DefaultDatastore); err != nil {
+			return nil, "", err
+		}
+		runID = name
+	}
+	if err := a.snapshotCode(ctx, sess, p); err != nil {
+		return nil, "", err
+	}
+	// A step that no quota could ever admit is refused now, not left to
+	// wait forever.
+	if err := workflows.CheckQuotas(ctx, sess.client, p); err != nil {
+		return nil, "", err
+	}
+	p.Settings.SubmittedBy = submitter(a.getenv)
+	run, err := workflows.Start(ctx, sess.client, p, runID, source)
+	var started *serviceerror.WorkflowExecutionAlreadyStarted
+	if errors.As(err, &started) {
+		return nil, "", nameInUse(runID, fmt.Sprintf("a run %s was started on %s a moment ago", runID, sess.settings.Address))
+	}
+	if err != nil {
+		return nil, "", fmt.Errorf("submit the run to %s: %v%s", sess.settings.Address, err, searchAttributesHint(err, sess.settings))
+	}
+	return run, runID, nil
+}
+
+// openRunSession connects to the server s names, or embeds one when it
+// names none.
+func (a *app) openRunSession(ctx context.Context, s settings, p *plan.Plan) (*session, error) {
 	if s.Address == "" {
-		return a.startEmbedded(ctx, s, planComputes(p), flags)
+		return a.startEmbedded(ctx, s, planComputes(p))
 	}
 	sess, err := a.dial(ctx, s)
 	if err != nil {
@@ -153,11 +183,15 @@ func (a *app) openRunSession(ctx context.Context, s settings, p *plan.Plan, flag
 // watch it from elsewhere.
 func (a *app) printRunHeader(sess *session, runID string) {
 	watch := "porch job show --watch " + runID
-	if sess.embedded() {
+	switch {
+	case sess.embedded():
 		fmt.Fprintf(a.stdout, "run %s on an embedded server at %s (stops when porch exits): watch with `%s --address %s`",
 			runID, sess.settings.Address, watch, sess.settings.Address)
-	} else {
-		fmt.Fprintf(a.stdout, "run %s on %s: watch with `%s`", runID, sess.settings.Address, watch)
+	case isDevServer(sess.settings):
+		fmt.Fprintf(a.stdout, "run %s on porch dev at %s: watch with `%s`", runID, sess.settings.Address, watch)
+	default:
+		fmt.Fprintf(a.stdout, "run %s on %s (from %s): watch with `%s`", runID, sess.settings.Address,
+			sess.settings.AddressFrom, watch)
 	}
 	if ui := sess.uiAddress(); ui != "" {
 		fmt.Fprintf(a.stdout, ", UI %s", ui)

@@ -37,18 +37,6 @@ type session struct {
 	objectStores map[string]*objectstore.Store
 	// runStores are runs' default datastores, read once (runDatastore).
 	runStores map[string]string
-	// catalog is the client of the server whose catalogue an embedded
-	// run uses (a running porch dev's); nil means client's own.
-	catalog client.Client
-}
-
-// catalogClient is the client of the server whose catalogue this session
-// uses.
-func (s *session) catalogClient() client.Client {
-	if s.catalog != nil {
-		return s.catalog
-	}
-	return s.client
 }
 
 // pathMapper maps a data URI to where it is on this host.
@@ -69,7 +57,7 @@ func (s *session) datastores(ctx context.Context) []plan.Datastore {
 		s.storesRead = true
 		ctx, cancel := context.WithTimeout(ctx, storesTimeout)
 		defer cancel()
-		if stores, err := worker.CatalogDatastores(s.catalogClient())(ctx); err == nil {
+		if stores, err := worker.CatalogDatastores(s.client)(ctx); err == nil {
 			s.stores = stores
 		}
 	}
@@ -122,9 +110,6 @@ func (s *session) Close() {
 	if s.worker != nil {
 		s.worker.Stop()
 	}
-	if s.catalog != nil {
-		s.catalog.Close()
-	}
 	if s.client != nil {
 		s.client.Close()
 	}
@@ -173,11 +158,10 @@ func (a *app) dial(ctx context.Context, s settings) (*session, error) {
 }
 
 // startEmbedded starts a scratch server on a free port and a worker that
-// runs workflows and serves the default queue and computes. When the
-// compiler would read a server's catalogue (a running porch dev, see
-// serverSettings), the worker reads that catalogue's datastores, so the
-// run's data lands where the server's datastores say.
-func (a *app) startEmbedded(ctx context.Context, s settings, computes []string, catalog serverFlags) (*session, error) {
+// runs workflows and serves the default queue and computes. It is used
+// only when no server is configured and no porch dev runs, so there is no
+// catalogue but the scratch server's own (empty) one.
+func (a *app) startEmbedded(ctx context.Context, s settings, computes []string) (*session, error) {
 	serverLog, err := openLog(s.Home, "server.log")
 	if err != nil {
 		return nil, err
@@ -203,20 +187,10 @@ func (a *app) startEmbedded(ctx context.Context, s settings, computes []string, 
 		sess.Close()
 		return nil, err
 	}
-	if cs, err := a.serverSettings(catalog); err == nil {
-		// Without it, the run goes on with the embedded server's empty
-		// catalogue, as the compiler does.
-		if c, err := dialClient(ctx, cs, sdkLogger(clientLog, slog.LevelWarn)); err == nil {
-			sess.catalog = c
-		}
-	}
-	// The plan's instance-type queues come from the catalogue it was
-	// compiled with, which the scratch server does not hold, and this
-	// machine is every node of the cluster. GPU -1: the machine's GPUs, as
-	// nvidia-smi lists them.
+	// This machine is every node of the cluster. GPU -1: the machine's
+	// GPUs, as nvidia-smi lists them.
 	sess.worker, err = worker.Start(sess.client, worker.Options{Home: s.Home, Computes: computes, Workflows: true,
-		Datastores: worker.CatalogDatastores(sess.catalogClient()),
-		Catalog:    a.compiledCatalog, AnyNode: true, Capacity: plan.ResourceList{GPU: -1}})
+		Datastores: worker.CatalogDatastores(sess.client), AnyNode: true, Capacity: plan.ResourceList{GPU: -1}})
 	if err != nil {
 		sess.Close()
 		return nil, fmt.Errorf("start the worker: %v", err)

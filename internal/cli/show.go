@@ -19,22 +19,29 @@ func (a *app) jobShowCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "show RUN",
 		Short: "Show a run's steps; with --watch, follow it to the end",
-		Args:  exactArgs(1, "one run id (see porch job list)"),
+		Long: "Show a run's steps, their statuses, durations and errors, why steps ran rather than reuse\n" +
+			"an earlier run's outputs, and the run's outputs or failures. A run no server knows (an embedded\n" +
+			"porch run's, once it has ended) is shown from the record it left in its datastore folder.",
+		Args: runArgs(1, "one run id (see porch job list)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			sess, err := a.connect(cmd.Context(), flags)
+			r, err := a.openRun(cmd.Context(), flags, args[0])
 			if err != nil {
 				return err
 			}
-			defer sess.Close()
-			desc, err := sess.client.DescribeWorkflowExecution(cmd.Context(), args[0], "")
-			if err != nil {
-				return runError(sess, args[0], err)
+			defer r.Close()
+			if r.rec != nil {
+				// A recorded run has ended: there is nothing to follow.
+				paths, logs := a.mappers(cmd.Context(), r)
+				a.showRecorded(r.rec, paths, logs)
+				if watch && r.rec.Status != workflows.RecordCompleted {
+					return silentExit(ExitFailure)
+				}
+				return nil
 			}
-			info := desc.GetWorkflowExecutionInfo()
 			if watch {
-				return a.watchExisting(cmd.Context(), sess, args[0], info)
+				return a.watchExisting(cmd.Context(), r.sess, args[0], r.info)
 			}
-			return a.showRun(cmd.Context(), sess, args[0], info)
+			return a.showRun(cmd.Context(), r.sess, args[0], r.info)
 		},
 	}
 	cmd.Flags().BoolVarP(&watch, "watch", "w", false, "follow the run's progress until it ends; exit non-zero if it fails")
