@@ -1,0 +1,121 @@
+package worker_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/porch-pipelines/porch/activities/objectstore"
+	"github.com/porch-pipelines/porch/activities/objectstore/azuritetest"
+	"github.com/porch-pipelines/porch/compiler/plan"
+	"github.com/porch-pipelines/porch/workflows"
+)
+
+// azureContainer starts Azurite, makes a container of its account, and
+// gives this process's workers (and the worker processes it starts) the
+// account's connection string, nothing else Azure.
+func azureContainer(t *testing.T) (azuritetest.Server, string) {
+	t.Helper()
+	srv, name := azuritetest.Start(t, azuritetest.Account)
+	for _, k := range []string{objectstore.EnvStorageAccount, objectstore.EnvStorageKey, objectstore.EnvStorageSAS,
+		"AZURE_TENANT_ID", "AZURE_CLIENT_ID", objectstore.EnvClientSecret} {
+		t.Setenv(k, "")
+	}
+	t.Setenv(objectstore.EnvConnectionString, srv.ConnectionString(azuritetest.Account))
+	return srv, name
+}
+
+// registerAzure registers an azure_blob datastore on container for the
+// test's length. The catalogue answers only once a worker runs porch's
+// workflows.
+func registerAzure(t *testing.T, container string) *plan.Datastore {
+	t.Helper()
+	store := &plan.Datastore{Name: "blob" + strconv.FormatInt(time.Now().UnixNano(), 36), Type: plan.DatastoreAzureBlob,
+		AccountName: azuritetest.Account, ContainerName: container}
+	_, err := workflows.RegisterCatalogEntry(context.Background(), temporalClient, workflows.CatalogEntry{Datastore: store})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		_ = workflows.RemoveCatalogEntry(context.Background(), temporalClient, workflows.CatalogRemoval{Kind: workflows.KindDatastore, Name: store.Name})
+	})
+	return store
+}
+
+// upload puts files (path -> content) on the store.
+func upload(t *testing.T, s *objectstore.Store, files map[string]string) {
+	t.Helper()
+	for p, body := range files {
+		require.NoError(t, s.Put(context.Background(), p, strings.NewReader(body), int64(len(body))))
+	}
+}
+
+// readObject is the content of the object p.
+func readObject(t *testing.T, s *objectstore.Store, p string) string {
+	t.Helper()
+	dst := filepath.Join(t.TempDir(), "obj")
+	require.NoError(t, s.GetFile(context.Background(), p, dst))
+	b, err := os.ReadFile(dst)
+	require.NoError(t, err)
+	return string(b)
+}
+
+// TestAPipelineReadsAzureInputsInEveryModeAndWritesToBlob runs, on a
+// worker given only a connection string, a step per input mode reading
+// the same blob as wasbs://, as a blob https:// URL and as a path of a
+// registered azure_blob datastore, with outputs on that datastore.
+func TestAPipelineReadsAzureInputsInEveryModeAndWritesToBlob(t *testing.T) {
+	srv, container := azureContainer(t)
+	h := newHarness(t) // the catalogue answers once a worker runs porch's workflows
+	store := registerAzure(t, container)
+	s, err := objectstore.Open(*store)
+	require.NoError(t, err)
+	upload(t, s, map[string]string{"in/data.txt": "alpha\n", "in/dir/a.txt": "a\n", "in/dir/sub/b.txt": "b\n"})
+
+	wasbs := fmt.Sprintf("wasbs://%s@%s.blob.core.windows.net/in/data.txt", container, azuritetest.Account)
+	https := fmt.Sprintf("https://%s.blob.core.windows.net/%s/in/dir", azuritetest.Account, container)
+	datastore := "azureml://datastores/" + store.Name + "/paths/in/data.txt"
+	var jobs strings.Builder
+	for _, mode := range []string{"ro_mount", "download", "direct"} {
+		command := `cat ${{inputs.blob}} ${{inputs.lake}} ${{inputs.folder}}/a.txt ${{inputs.folder}}/sub/b.txt > ${{outputs.out}}/got.txt`
+		if mode == "direct" {
+			command = `echo ${{inputs.blob}} ${{inputs.lake}} ${{inputs.folder}} > ${{outputs.out}}/got.txt`
+		}
+		fmt.Fprintf(&jobs, `  %[1]s:
+    command: %[2]s
+    inputs:
+      blob: {type: uri_file, path: %[3]q, mode: %[1]s}
+      lake: {type: uri_file, path: %[4]q, mode: %[1]s}
+      folder: {type: uri_folder, path: %[5]q, mode: %[1]s}
+    outputs:
+      out: {type: uri_folder}
+`, strings.ReplaceAll(mode, "ro_mount", "mount"), command, wasbs, datastore, https)
+	}
+	jobs.WriteString("  report:\n    command: echo done > ${{outputs.report}}\n    outputs:\n      report:\n        type: uri_file\n" +
+		"        path: azureml://datastores/" + store.Name + "/paths/reports/${{name}}.txt\n")
+	path := writePipeline(t, "type: pipeline\nsettings:\n  default_datastore: azureml:"+store.Name+"\njobs:\n"+
+		strings.ReplaceAll(jobs.String(), "  mount:", "  ro_mount:"))
+	// (The step names are the modes; ro_mount's is written as such.)
+	runID, err := h.run(compile(t, path, nil))
+	require.NoError(t, err)
+
+	for _, step := range []string{"ro_mount", "download"} {
+		assert.Equal(t, "alpha\nalpha\na\nb\n", readObject(t, s, "azureml/"+runID+"/"+step+"/out/got.txt"), step)
+		committed, err := s.Committed(context.Background(), "azureml/"+runID+"/"+step+"/out")
+		require.NoError(t, err)
+		assert.True(t, committed, "%s's output is committed", step)
+	}
+	direct := strings.Fields(readObject(t, s, "azureml/"+runID+"/direct/out/got.txt"))
+	require.Len(t, direct, 3)
+	assert.Equal(t, wasbs, direct[0], "a URI the pipeline wrote is passed as written")
+	assert.Equal(t, srv.Endpoint(azuritetest.Account)+"/"+container+"/in/data.txt", direct[1], "a datastore path is passed as the blob's URL")
+	assert.Equal(t, https, direct[2])
+	assert.Equal(t, "done\n", readObject(t, s, "reports/"+runID+".txt"))
+	assertSecretNowhere(t, azuritetest.Key, runID, h.home)
+}
