@@ -119,3 +119,80 @@ func TestAPipelineReadsAzureInputsInEveryModeAndWritesToBlob(t *testing.T) {
 	assert.Equal(t, "done\n", readObject(t, s, "reports/"+runID+".txt"))
 	assertSecretNowhere(t, azuritetest.Key, runID, h.home)
 }
+
+// TestReuseKeysBlobsByContentTagAndWebFilesByETag runs a pipeline reading a
+// blob (wasbs://) and a web file (https://, two steps) again and again: an
+// unchanged run reuses every step and fetches the web file no more; a
+// changed blob makes its step run and say why; a changed web file is
+// fetched once for both steps that read it.
+func TestReuseKeysBlobsByContentTagAndWebFilesByETag(t *testing.T) {
+	_, container := azureContainer(t)
+	h := newHarness(t)
+	s, err := objectstore.Open(plan.Datastore{Type: plan.DatastoreAzureBlob, AccountName: azuritetest.Account, ContainerName: container})
+	require.NoError(t, err)
+	upload(t, s, map[string]string{"in/iris.csv": "a,b\n1,2\n"})
+	webPath := "/" + container + "/iris.csv"
+	site.put(webPath, "x,y\n3,4\n")
+	path := writePipeline(t, fmt.Sprintf(`type: pipeline
+jobs:
+  blob:
+    command: cat ${{inputs.data}} > ${{outputs.out}}/got.csv
+    inputs:
+      data: {type: uri_file, path: "wasbs://%s@%s.blob.core.windows.net/in/iris.csv"}
+    outputs:
+      out: {type: uri_folder}
+  web_download:
+    command: cat ${{inputs.data}} > ${{outputs.out}}/got.csv
+    inputs:
+      data: {type: uri_file, path: "%s", mode: download}
+    outputs:
+      out: {type: uri_folder}
+  web_mount:
+    command: cat ${{inputs.data}} > ${{outputs.out}}/got.csv
+    inputs:
+      data: {type: uri_file, path: "%[3]s"}
+    outputs:
+      out: {type: uri_folder}
+`, container, azuritetest.Account, site.URL+webPath))
+	run := func() (string, map[string]string) {
+		t.Helper()
+		id, err := h.run(compileReusable(t, path, nil))
+		require.NoError(t, err)
+		return id, reasons(t, id)
+	}
+	out := func(runID, step string) string {
+		for _, o := range steps(t, runID)[step].Outputs {
+			if o.Name == "out" {
+				b, err := os.ReadFile(filepath.Join(h.localPath(o.URI), "got.csv"))
+				require.NoError(t, err)
+				return string(b)
+			}
+		}
+		return ""
+	}
+
+	first, got := run()
+	assert.Equal(t, map[string]string{"blob": "succeeded: first run", "web_download": "succeeded: first run", "web_mount": "succeeded: first run"}, got)
+	assert.Equal(t, 1, site.getCount(webPath), "two steps read the web file; it is fetched once, into the cache")
+	assert.Equal(t, "x,y\n3,4\n", out(first, "web_mount"))
+	_, got = run()
+	assert.Equal(t, map[string]string{"blob": "reused", "web_download": "reused", "web_mount": "reused"}, got)
+	assert.Equal(t, 1, site.getCount(webPath), "a reused run fetches nothing")
+
+	upload(t, s, map[string]string{"in/iris.csv": "a,b\n5,6\n"})
+	changed, got := run()
+	assert.Regexp(t, `^succeeded: input "data" changed \(content [0-9a-f]{8}… → [0-9a-f]{8}…\)$`, got["blob"])
+	assert.Equal(t, "reused", got["web_download"])
+	assert.Equal(t, "a,b\n5,6\n", out(changed, "blob"))
+
+	site.put(webPath, "x,y\n7,8\n")
+	edited, got := run()
+	assert.Equal(t, "reused", got["blob"])
+	assert.Regexp(t, `^succeeded: input "data" changed`, got["web_download"])
+	assert.Regexp(t, `^succeeded: input "data" changed`, got["web_mount"])
+	assert.Equal(t, 2, site.getCount(webPath), "the new version is fetched once")
+	assert.Equal(t, "x,y\n7,8\n", out(edited, "web_download"))
+	cached, err := filepath.Glob(filepath.Join(h.home, "cache", "web", "content", "*", "iris.csv"))
+	require.NoError(t, err)
+	assert.Len(t, cached, 2, "one cached file per version, named as the URL's")
+}
