@@ -2,6 +2,7 @@ package worker_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/porch-pipelines/porch/activities/objectstore"
 	"github.com/porch-pipelines/porch/activities/objectstore/azuritetest"
+	"github.com/porch-pipelines/porch/activities/parallel"
 	"github.com/porch-pipelines/porch/compiler/plan"
 	"github.com/porch-pipelines/porch/workflows"
 )
@@ -195,4 +197,74 @@ jobs:
 	cached, err := filepath.Glob(filepath.Join(h.home, "cache", "web", "content", "*", "iris.csv"))
 	require.NoError(t, err)
 	assert.Len(t, cached, 2, "one cached file per version, named as the URL's")
+}
+
+// TestParallelOverABlobFolderIsExactAfterAWorkerIsKilled runs a parallel
+// step over a folder of an azure_blob datastore, with its state and its
+// append_row_to output on that datastore, on two worker processes that
+// share no folder, and kills (SIGKILL) one in the middle: every input row
+// is in the output once, in order.
+func TestParallelOverABlobFolderIsExactAfterAWorkerIsKilled(t *testing.T) {
+	_, container := azureContainer(t)
+	ctx := context.Background()
+	home := t.TempDir()
+	w := startWorker(t, home) // workflows only; the step runs on compute "blobbatch"
+	t.Cleanup(w.Stop)
+	store := registerAzure(t, container)
+	s, err := objectstore.Open(*store)
+	require.NoError(t, err)
+
+	files := names("tick", 40)
+	path, _ := parallelCase{files: files, settings: `    compute: azureml:blobbatch
+    mini_batch_size: "2"
+    resources:
+      instance_count: 2
+    max_concurrency_per_instance: 2
+    mini_batch_error_threshold: 0`, args: "--progress_update_timeout 3"}.write(t)
+	_, err = s.Upload(ctx, filepath.Join(filepath.Dir(path), "data"), "inputs/ticks")
+	require.NoError(t, err)
+	require.NoError(t, os.RemoveAll(filepath.Join(filepath.Dir(path), "data")), "the input is only on blob storage")
+	src, err := os.ReadFile(path)
+	require.NoError(t, err)
+	yml := strings.Replace(string(src), "path: ./data", "path: azureml://datastores/"+store.Name+"/paths/inputs/ticks", 1)
+	yml = strings.Replace(yml, "type: pipeline\n", "type: pipeline\nsettings:\n  default_datastore: azureml:"+store.Name+"\n", 1)
+	require.NoError(t, os.WriteFile(path, []byte(yml), 0o644))
+
+	victim := startWorkerProcess(t, t.TempDir(), "blobbatch", "victim")
+	startWorkerProcess(t, t.TempDir(), "blobbatch", "survivor")
+	h := &harness{t: t, home: home}
+	run := h.start(compile(t, path, nil))
+	step := "azureml/" + run.GetID() + "/score/"
+
+	// Waits until the victim has finished a few mini-batches (their done
+	// records are on the store), so it is surely in the middle of others
+	// when it dies.
+	require.Eventually(t, func() bool {
+		done, err := s.List(ctx, step+"artifacts/porch/done")
+		if err != nil {
+			return false
+		}
+		n := 0
+		for _, o := range done {
+			var r parallel.MiniBatchResult
+			if json.Unmarshal([]byte(readObject(t, s, step+"artifacts/porch/done/"+o.Path)), &r) == nil && r.Node == "victim" {
+				n++
+			}
+		}
+		return n >= 3
+	}, 2*time.Minute, 100*time.Millisecond, "the victim finishes mini-batches")
+	require.NoError(t, victim.Process.Kill())
+
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancel()
+	require.NoError(t, run.Get(ctx, nil))
+	var want []string
+	for i, f := range files {
+		want = append(want, fmt.Sprintf("%s,%d", f, i))
+	}
+	got := strings.Split(strings.TrimSuffix(readObject(t, s, step+"scores/"+plan.AppendRowFileName), "\n"), "\n")
+	assert.Equal(t, want, got, "every input row once, in order, after the kill")
+	committed, err := s.Committed(ctx, step+"scores")
+	require.NoError(t, err)
+	assert.True(t, committed)
 }
