@@ -268,3 +268,70 @@ func TestParallelOverABlobFolderIsExactAfterAWorkerIsKilled(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, committed)
 }
+
+// blobTrial logs the metric "score": the number in the file --data names
+// (a blob) times --x, so a trial's metric shows it read the blob.
+const blobTrial = `import argparse
+import mlflow
+
+p = argparse.ArgumentParser()
+p.add_argument("--data", required=True)
+p.add_argument("--x", type=float, required=True)
+args = p.parse_args()
+with open(args.data) as f:
+    base = float(f.read().strip())
+with mlflow.start_run():
+    mlflow.log_metric("score", base * args.x)
+`
+
+// TestASweepsTrialsReadABlobFile runs a sweep job whose trials read their
+// data from a wasbs:// URI.
+func TestASweepsTrialsReadABlobFile(t *testing.T) {
+	needPython(t)
+	_, container := azureContainer(t)
+	h := newHarness(t)
+	s, err := objectstore.Open(plan.Datastore{Type: plan.DatastoreAzureBlob, AccountName: azuritetest.Account, ContainerName: container})
+	require.NoError(t, err)
+	upload(t, s, map[string]string{"base.txt": "7\n"})
+	dir := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "src"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "src", "trial.py"), []byte(blobTrial), 0o644))
+	path := filepath.Join(dir, "sweep.yml")
+	require.NoError(t, os.WriteFile(path, []byte(fmt.Sprintf(`type: sweep
+name: blobsweep
+trial:
+  code: ./src
+  command: python3 trial.py --data ${{inputs.data}} --x ${{search_space.x}}
+inputs:
+  data:
+    type: uri_file
+    path: wasbs://%s@%s.blob.core.windows.net/base.txt
+sampling_algorithm: grid
+search_space:
+  x:
+    type: choice
+    values: [1, 2, 3]
+objective:
+  goal: maximize
+  primary_metric: score
+limits:
+  max_total_trials: 3
+  max_concurrent_trials: 3
+`, container, azuritetest.Account)), 0o644))
+	runID, err := h.run(compile(t, path, nil))
+	require.NoError(t, err)
+	st := steps(t, runID)
+	require.Len(t, st, 1)
+	var stepPath string
+	for p := range st {
+		stepPath = p
+	}
+	v, err := temporalClient.QueryWorkflow(context.Background(), runID+"/"+stepPath, "", workflows.TrialsQuery)
+	require.NoError(t, err)
+	var p workflows.SweepProgress
+	require.NoError(t, v.Get(&p))
+	require.Len(t, p.Trials, 3)
+	best, value := p.Best()
+	require.GreaterOrEqual(t, best, 0)
+	assert.Equal(t, 21.0, value, "the best trial read 7 from the blob and took x = 3")
+}
