@@ -335,3 +335,59 @@ limits:
 	require.GreaterOrEqual(t, best, 0)
 	assert.Equal(t, 21.0, value, "the best trial read 7 from the blob and took x = 3")
 }
+
+// TestAzureRefusalsFailTheStepOnceAndSayWhy: a wrong key, an expired SAS
+// and a missing container fail the step on its first attempt (trying
+// again cannot help) with what to fix; the secret is nowhere in the run's
+// history or the worker's files.
+func TestAzureRefusalsFailTheStepOnceAndSayWhy(t *testing.T) {
+	srv, container := azureContainer(t)
+	h := newHarness(t)
+	expired, err := srv.SAS(azuritetest.Account, container, "rl", time.Now().Add(-time.Hour))
+	require.NoError(t, err)
+	wrongKey := strings.Repeat("V3Jv", 22) + "bmc="
+	endpoint := "BlobEndpoint=" + srv.Endpoint(azuritetest.Account) + ";"
+	for _, c := range []struct {
+		name, conn, container, want, secret string
+	}{
+		{"wrong key", endpoint + "AccountName=" + azuritetest.Account + ";AccountKey=" + wrongKey, container,
+			"the service refused this worker's account key (from AZURE_STORAGE_CONNECTION_STRING)", wrongKey},
+		{"expired SAS", endpoint + "SharedAccessSignature=" + expired, container,
+			"the SAS token from AZURE_STORAGE_CONNECTION_STRING expired at", objectstoreSig(expired)},
+		{"missing container", srv.ConnectionString(azuritetest.Account), "no-such-container",
+			`there is no container "no-such-container" in account "devstoreaccount1"`, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Setenv(objectstore.EnvConnectionString, c.conn)
+			w := startWorker(t, h.home, "refused") // a fresh worker: its stores open with this connection string
+			t.Cleanup(w.Stop)
+			path := writePipeline(t, fmt.Sprintf(`type: pipeline
+jobs:
+  read:
+    compute: azureml:refused
+    command: cat ${{inputs.data}}
+    inputs:
+      data: {type: uri_file, path: "wasbs://%s@%s.blob.core.windows.net/in/data.txt", mode: download}
+`, c.container, azuritetest.Account))
+			runID, err := h.run(compile(t, path, nil))
+			require.Error(t, err)
+			st := steps(t, runID)["read"]
+			assert.Equal(t, workflows.StatusFailed, st.Status)
+			assert.Contains(t, st.Error, c.want)
+			assert.Equal(t, int32(1), st.Attempt, "not retried: trying again cannot help")
+			if c.secret != "" {
+				assertSecretNowhere(t, c.secret, runID, h.home)
+			}
+		})
+	}
+}
+
+// objectstoreSig is a SAS token's signature, its secret part.
+func objectstoreSig(sas string) string {
+	for _, kv := range strings.Split(sas, "&") {
+		if v, ok := strings.CutPrefix(kv, "sig="); ok {
+			return v
+		}
+	}
+	return sas
+}

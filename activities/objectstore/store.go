@@ -72,7 +72,9 @@ func OpenWith(d plan.Datastore, transport http.RoundTripper) (*Store, error) {
 	}
 	s := &Store{def: d, b: b, secrets: secrets}
 	if err != nil {
-		return nil, s.redact(err)
+		// The datastore's definition or the worker's settings are wrong:
+		// trying again cannot help.
+		return nil, &Error{msg: s.hide(err.Error()), permanent: true, err: err}
 	}
 	return s, nil
 }
@@ -150,15 +152,6 @@ func (s *Store) wrap(err error, format string, args ...any) error {
 		msg += ": " + f.hint
 	}
 	return &Error{msg: s.hide(msg), notFound: f.notFound, permanent: f.permanent, err: err}
-}
-
-// redact is err with no secret in its message.
-func (s *Store) redact(err error) error {
-	msg := s.hide(err.Error())
-	if msg == err.Error() {
-		return err
-	}
-	return &Error{msg: msg, err: err}
 }
 
 // hide replaces the store's secrets in msg.
