@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"strings"
-	"time"
 )
 
 // Object is an object found by List.
@@ -17,8 +16,6 @@ type Object struct {
 	// Content-MD5 when it has one, else its ETag. Equal ETags mean equal
 	// content.
 	ETag string
-	// Modified is when the object was last written.
-	Modified time.Time
 }
 
 // GetFile streams the object p into the file dst, through a temporary file
@@ -96,7 +93,7 @@ func (s *Store) List(ctx context.Context, p string) ([]Object, error) {
 		if rel == "" || obj.dir || strings.HasSuffix(rel, "/") || rel == CommitMarker || strings.HasSuffix(rel, "/"+CommitMarker) {
 			continue
 		}
-		out = append(out, Object{Path: rel, Size: obj.size, ETag: obj.etag, Modified: obj.modTime})
+		out = append(out, Object{Path: rel, Size: obj.size, ETag: obj.etag})
 	}
 	return out, nil
 }
@@ -145,5 +142,5 @@ func (s *Store) Head(ctx context.Context, p string) (Object, error) {
 	if err != nil {
 		return Object{}, s.wrap(err, "read %q", p)
 	}
-	return Object{Path: p, Size: st.size, ETag: st.etag, Modified: st.modTime}, nil
+	return Object{Path: p, Size: st.size, ETag: st.etag}, nil
 }
