@@ -103,17 +103,16 @@ func TestConformance(t *testing.T) {
 	// sets an input its component does not declare (a warning, as in
 	// Azure ML), and the 5 parallel examples, whose entry scripts the
 	// shared copy holds. Six of these read their data from the web or
-	// Azure blob storage, which porch cannot read, and are refused at
-	// validate time: 4c_web_url_input, 6c_r_iris,
-	// tensorflow-image-segmentation (two inputs) and three sweep examples
-	// (TestConformanceSweep compiles them with the data downloaded).
-	want := 39 + len(sweepExamples) + 1 + len(parallelExamples) - 6
+	// Azure blob storage (https:// and wasbs:// URIs), which porch reads
+	// too since it reaches Azure Storage: 4c_web_url_input, 6c_r_iris,
+	// tensorflow-image-segmentation (two inputs) and three sweep examples.
+	want := 39 + len(sweepExamples) + 1 + len(parallelExamples)
 	if compiled != want || reasons["entry script … does not exist"] != 0 {
 		t.Errorf("compiled %d files and refused %d for missing entry scripts, want %d and 0",
 			compiled, reasons["entry script … does not exist"], want)
 	}
-	if web, blob := reasons["data …: porch cannot read https:// URIs"], reasons["data …: porch cannot read wasbs:// URIs"]; web != 5 || blob != 2 {
-		t.Errorf("refused %d https:// and %d wasbs:// data paths, want 5 and 2", web, blob)
+	if web, blob := reasons["data …: porch cannot read https:// URIs"], reasons["data …: porch cannot read wasbs:// URIs"]; web != 0 || blob != 0 {
+		t.Errorf("refused %d https:// and %d wasbs:// data paths, want none", web, blob)
 	}
 	t.Logf("files %d: compiled %d, refused-clearly %d; errors by reason:", len(files), compiled, refused)
 	for _, r := range sortedKeysInt(reasons) {
@@ -186,26 +185,16 @@ var sweepExamples = []string{
 	"cli/jobs/single-step/scikit-learn/iris/job-sweep.yml",
 }
 
-// webPath matches a data path porch cannot read in the examples.
-var webPath = regexp.MustCompile(`(?m)^(\s*path:\s*)(https|wasbs)://\S+$`)
-
-// downloaded reads a file with its web and blob data paths replaced by a
-// local file, as porch's refusal of them advises.
-func downloaded(name string) ([]byte, error) {
-	data, err := os.ReadFile(name)
-	return webPath.ReplaceAll(data, []byte("${1}./iris.csv")), err
-}
-
 // TestConformanceSweep compiles the sweep examples, standalone sweep jobs
-// and a pipeline with a sweep step, their iris.csv downloaded, and checks
-// what each plan says.
+// and a pipeline with a sweep step, as they are (their iris.csv is a
+// wasbs:// or https:// URI), and checks what each plan says.
 func TestConformanceSweep(t *testing.T) {
 	if _, err := os.Stat(examplesDir); err != nil {
 		t.Skipf("azureml-examples not found at %s", examplesDir)
 	}
 	plans := map[string]*plan.Plan{}
 	for _, rel := range sweepExamples {
-		p, diags := Compile(filepath.Join(examplesDir, rel), Options{ReadFile: downloaded})
+		p, diags := Compile(filepath.Join(examplesDir, rel), Options{})
 		require.False(t, diags.HasErrors(), "%s:\n%s", rel, diags.Error())
 		plans[rel] = p
 	}
@@ -222,6 +211,7 @@ func TestConformanceSweep(t *testing.T) {
 
 	sk := plans[sweepExamples[3]]
 	assert.Equal(t, "cpu-cluster", sk.Settings.DefaultCompute)
+	assert.Equal(t, "wasbs://datasets@azuremlexamples.blob.core.windows.net/iris.csv", input(t, sk.Pipeline.Inputs, "iris_csv").Value.Data.Path)
 	assert.Equal(t, "cpu-cluster", sk.Pipeline.Steps[0].Compute)
 
 	pl := plans[sweepExamples[1]]

@@ -270,23 +270,29 @@ func TestPlanJSON(t *testing.T) {
 // TestSetReplacesUnreadableData checks that a web or Azure storage URI is
 // refused, whether written or given with --set, and that --set replacing a
 // written one with a local path compiles: the written URI is never read.
-func TestSetReplacesUnreadableData(t *testing.T) {
+func TestStorageURIsCompileEverywhereAPathDoes(t *testing.T) {
 	read := memFS(map[string][]byte{
 		"p.yml": []byte("type: pipeline\ninputs:\n  web:\n    type: uri_file\n    path: https://example.com/iris.csv\n" +
 			"jobs:\n  t:\n    command: cat ${{inputs.f}}\n    inputs:\n      f: ${{parent.inputs.web}}\n"),
 	})
-	_, diags := Compile("p.yml", Options{ReadFile: read})
-	require.Len(t, diags, 1, diags.Error())
-	assert.Equal(t, `data "https://example.com/iris.csv": porch cannot read https:// URIs`, diags[0].Summary)
-	assert.Equal(t, plan.Pos{File: "p.yml", Line: 5, Col: 11}, diags[0].Pos)
-	assert.Contains(t, diags[0].Detail, "download the file and give its local path")
+	p, diags := Compile("p.yml", Options{ReadFile: read})
+	require.False(t, diags.HasErrors(), diags.Error())
+	assert.Equal(t, "https://example.com/iris.csv", p.Pipeline.Inputs[0].Value.Data.Path)
 
-	_, diags = Compile("p.yml", Options{ReadFile: read, Set: map[string]string{"inputs.web": "wasbs://c@acct.blob.core.windows.net/iris.csv"}})
+	p, diags = Compile("p.yml", Options{ReadFile: read, Set: map[string]string{"inputs.web": "wasbs://c@acct.blob.core.windows.net/iris.csv"}})
+	require.False(t, diags.HasErrors(), diags.Error())
+	assert.Equal(t, "wasbs://c@acct.blob.core.windows.net/iris.csv", p.Pipeline.Inputs[0].Value.Data.Path)
+
+	_, diags = Compile("p.yml", Options{ReadFile: read, Set: map[string]string{"inputs.web": "wasbs://acct.blob.core.windows.net/c/iris.csv"}})
 	require.Len(t, diags, 1, diags.Error())
-	assert.Equal(t, `--set inputs.web: data "wasbs://c@acct.blob.core.windows.net/iris.csv": porch cannot read wasbs:// URIs`, diags[0].Summary)
+	assert.Equal(t, `--set inputs.web: data "wasbs://acct.blob.core.windows.net/c/iris.csv" is not a wasbs:// URI: expected wasbs://CONTAINER@ACCOUNT.blob.core.windows.net/PATH`, diags[0].Summary)
+
+	_, diags = Compile("p.yml", Options{ReadFile: read, Set: map[string]string{"inputs.web": "gs://bucket/iris.csv"}})
+	require.Len(t, diags, 1, diags.Error())
+	assert.Equal(t, `--set inputs.web: data "gs://bucket/iris.csv": porch cannot read gs:// URIs`, diags[0].Summary)
 	assert.Contains(t, diags[0].Detail, "porch datastore create")
 
-	p, diags := Compile("p.yml", Options{ReadFile: read, Set: map[string]string{"inputs.web": "/tmp/iris.csv"}})
+	p, diags = Compile("p.yml", Options{ReadFile: read, Set: map[string]string{"inputs.web": "/tmp/iris.csv"}})
 	require.False(t, diags.HasErrors(), diags.Error())
 	assert.Equal(t, "/tmp/iris.csv", p.Pipeline.Inputs[0].Value.Data.Path)
 }

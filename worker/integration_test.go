@@ -47,6 +47,12 @@ func runMain(m *testing.M) int {
 	if _, err := os.Stat("/usr/bin/python3"); err == nil && os.Getenv("PORCH_PYTHON") == "" {
 		os.Setenv("PORCH_PYTHON", "/usr/bin/python3")
 	}
+	stopSite, err := startWebSite()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "start the test web site:", err)
+		return 1
+	}
+	defer stopSite()
 	srv, err := devserver.Start(ctx, devserver.Options{SearchAttributes: workflows.SearchAttributes()})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "start embedded temporal:", err)

@@ -198,8 +198,12 @@ func validateDatastore(d plan.Datastore) error {
 		if d.Bucket == "" {
 			return fmt.Errorf("s3 datastore %q has no bucket: give its bucket:", d.Name)
 		}
+	case plan.DatastoreAzureBlob, plan.DatastoreAzureDataLakeGen2:
+		if d.AccountName == "" || d.Container() == "" {
+			return fmt.Errorf("%s datastore %q needs an account and a container: give account_name and container_name (filesystem for ADLS Gen2)", d.Type, d.Name)
+		}
 	default:
-		return fmt.Errorf("datastore %q has type %q: porch supports local and s3", d.Name, d.Type)
+		return fmt.Errorf("datastore %q has type %q: porch supports local, s3, azure_blob and azure_data_lake_gen2", d.Name, d.Type)
 	}
 	return nil
 }

@@ -165,7 +165,7 @@ func TestRunCommandMissingDataInput(t *testing.T) {
 func TestRunCommandRejectsBadInputs(t *testing.T) {
 	cases := map[string]plan.Input{
 		"unresolved reference": {Name: "d", Value: plan.Value{Kind: plan.ValueStepOutput, Step: "prep", Output: "out"}},
-		"remote data":          dataInput("d", "https://example.com/data.csv"),
+		"unreadable scheme":    dataInput("d", "gs://bucket/data.csv"),
 		"relative data":        dataInput("d", "data/train"),
 		"data without path":    {Name: "d", Value: plan.Value{Kind: plan.ValueData}},
 	}

@@ -4,8 +4,6 @@ import (
 	"context"
 	"io"
 	"strings"
-
-	"github.com/minio/minio-go/v7"
 )
 
 // ReadFrom opens the object p from byte offset on, for a reader that
@@ -17,22 +15,16 @@ func (s *Store) ReadFrom(ctx context.Context, p string, offset int64) (io.ReadCl
 	if err != nil {
 		return nil, err
 	}
-	info, err := s.client.StatObject(ctx, s.def.Bucket, key, minio.StatObjectOptions{})
+	info, err := s.b.stat(ctx, key)
 	if err != nil {
 		return nil, s.wrap(err, "read %q", p)
 	}
-	if info.Size <= offset {
+	if info.size <= offset {
 		return io.NopCloser(strings.NewReader("")), nil
 	}
-	var opts minio.GetObjectOptions
-	if offset > 0 {
-		if err := opts.SetRange(offset, 0); err != nil {
-			return nil, s.wrap(err, "read %q from byte %d", p, offset)
-		}
-	}
-	obj, err := s.client.GetObject(ctx, s.def.Bucket, key, opts)
+	body, err := s.b.get(ctx, key, offset, -1)
 	if err != nil {
-		return nil, s.wrap(err, "read %q", p)
+		return nil, s.wrap(err, "read %q from byte %d", p, offset)
 	}
-	return obj, nil
+	return body, nil
 }

@@ -9,8 +9,6 @@ import (
 	"sort"
 	"strings"
 	"time"
-
-	"github.com/minio/minio-go/v7"
 )
 
 // FS returns the datastore as a read-only io/fs.FS. A name is a path inside
@@ -40,25 +38,27 @@ func dirPrefix(key string) string {
 	return key + "/"
 }
 
+// validName is fs.ValidPath without backslashes, which Azure Blob
+// Storage takes for slashes: no path names an object by another name.
+func validName(name string) bool { return fs.ValidPath(name) && !strings.Contains(name, `\`) }
+
 func (f *storeFS) Stat(name string) (fs.FileInfo, error) {
-	if !fs.ValidPath(name) {
+	if !validName(name) {
 		return nil, &fs.PathError{Op: "stat", Path: name, Err: fs.ErrInvalid}
 	}
 	key := f.s.key(name)
 	if name != "." && path.Base(name) != CommitMarker {
-		st, err := f.s.client.StatObject(f.ctx, f.s.def.Bucket, key, minio.StatObjectOptions{})
+		st, err := f.s.b.stat(f.ctx, key)
 		if err == nil {
-			return fileInfo{name: path.Base(name), size: st.Size, mod: st.LastModified.Truncate(time.Second)}, nil
+			return fileInfo{name: path.Base(name), size: st.size, mod: st.modTime.Truncate(time.Second)}, nil
 		}
-		if !isNotFound(err) {
+		if !f.s.isNotFound(err) {
 			return nil, &fs.PathError{Op: "stat", Path: name, Err: f.s.wrap(err, "read %q", name)}
 		}
 	}
-	ctx, cancel := context.WithCancel(f.ctx)
-	defer cancel()
-	for obj := range f.s.client.ListObjects(ctx, f.s.def.Bucket, minio.ListObjectsOptions{Prefix: dirPrefix(key), MaxKeys: 1}) {
-		if obj.Err != nil {
-			return nil, &fs.PathError{Op: "stat", Path: name, Err: f.s.wrap(obj.Err, "list folder %q", name)}
+	for _, err := range f.s.b.list(f.ctx, dirPrefix(key), false, 1) {
+		if err != nil {
+			return nil, &fs.PathError{Op: "stat", Path: name, Err: f.s.wrap(err, "list folder %q", name)}
 		}
 		return fileInfo{name: path.Base(name), dir: true}, nil
 	}
@@ -69,23 +69,24 @@ func (f *storeFS) Stat(name string) (fs.FileInfo, error) {
 }
 
 func (f *storeFS) ReadDir(name string) ([]fs.DirEntry, error) {
-	if !fs.ValidPath(name) {
+	if !validName(name) {
 		return nil, &fs.PathError{Op: "readdir", Path: name, Err: fs.ErrInvalid}
 	}
 	prefix := dirPrefix(f.s.key(name))
 	var out []fs.DirEntry
-	for obj := range f.s.client.ListObjects(f.ctx, f.s.def.Bucket, minio.ListObjectsOptions{Prefix: prefix}) {
-		if obj.Err != nil {
-			return nil, &fs.PathError{Op: "readdir", Path: name, Err: f.s.wrap(obj.Err, "list folder %q", name)}
+	for obj, err := range f.s.b.list(f.ctx, prefix, false, 0) {
+		if err != nil {
+			return nil, &fs.PathError{Op: "readdir", Path: name, Err: f.s.wrap(err, "list folder %q", name)}
 		}
-		rel, dir := strings.CutSuffix(strings.TrimPrefix(obj.Key, prefix), "/")
+		rel, dir := strings.CutSuffix(strings.TrimPrefix(obj.key, prefix), "/")
+		dir = dir || obj.dir
 		switch {
 		case rel == "" || rel == CommitMarker: // a folder placeholder, porch's marker
 		case rel == "." || rel == "..": // keys S3 allows that no path can name
 		case dir:
 			out = append(out, fs.FileInfoToDirEntry(fileInfo{name: rel, dir: true}))
 		default:
-			out = append(out, fs.FileInfoToDirEntry(fileInfo{name: rel, size: obj.Size, mod: obj.LastModified.Truncate(time.Second)}))
+			out = append(out, fs.FileInfoToDirEntry(fileInfo{name: rel, size: obj.size, mod: obj.modTime.Truncate(time.Second)}))
 		}
 	}
 	if len(out) == 0 && name != "." {
@@ -109,7 +110,7 @@ func (f *storeFS) Open(name string) (fs.File, error) {
 	if info.IsDir() {
 		return &dirFile{fsys: f, name: name, info: info}, nil
 	}
-	obj, err := f.s.client.GetObject(f.ctx, f.s.def.Bucket, f.s.key(name), minio.GetObjectOptions{})
+	obj, err := f.s.b.get(f.ctx, f.s.key(name), 0, -1)
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: f.s.wrap(err, "read %q", name)}
 	}
@@ -125,7 +126,7 @@ func unwrapPath(err error) error {
 
 // objectFile streams one object.
 type objectFile struct {
-	obj  *minio.Object
+	obj  io.ReadCloser
 	info fs.FileInfo
 	fsys *storeFS
 	name string

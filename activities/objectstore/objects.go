@@ -4,8 +4,6 @@ import (
 	"context"
 	"io"
 	"strings"
-
-	"github.com/minio/minio-go/v7"
 )
 
 // Object is an object found by List.
@@ -13,8 +11,10 @@ type Object struct {
 	// Path is the object's path below the listed folder, slash-separated.
 	Path string
 	Size int64
-	// ETag is the store's checksum of the object's content (an MD5 for
-	// a single-part upload): equal ETags mean equal content.
+	// ETag is the store's checksum of the object's content: on s3 the
+	// ETag (an MD5 for a single-part upload), on Azure the blob's
+	// Content-MD5 when it has one, else its ETag. Equal ETags mean equal
+	// content.
 	ETag string
 }
 
@@ -40,16 +40,12 @@ func (s *Store) GetRange(ctx context.Context, p string, off, n int64, w io.Write
 	if err != nil {
 		return 0, err
 	}
-	var opts minio.GetObjectOptions
-	if err := opts.SetRange(off, off+n-1); err != nil {
-		return 0, err
-	}
-	obj, err := s.client.GetObject(ctx, s.def.Bucket, key, opts)
+	body, err := s.b.get(ctx, key, off, n)
 	if err != nil {
 		return 0, s.wrap(err, "read bytes %d-%d of %q", off, off+n-1, p)
 	}
-	defer obj.Close()
-	copied, err := io.Copy(w, obj)
+	defer body.Close()
+	copied, err := io.Copy(w, body)
 	if err != nil {
 		return copied, s.wrap(err, "read bytes %d-%d of %q", off, off+n-1, p)
 	}
@@ -75,7 +71,7 @@ func (s *Store) Put(ctx context.Context, p string, r io.Reader, size int64) erro
 	if err != nil {
 		return err
 	}
-	if _, err := s.client.PutObject(ctx, s.def.Bucket, key, r, size, minio.PutObjectOptions{ContentType: "application/octet-stream"}); err != nil {
+	if err := s.b.put(ctx, key, r, size); err != nil {
 		return s.wrap(err, "write %q", p)
 	}
 	return nil
@@ -89,15 +85,15 @@ func (s *Store) List(ctx context.Context, p string) ([]Object, error) {
 		return nil, err
 	}
 	var out []Object
-	for obj := range s.client.ListObjects(ctx, s.def.Bucket, minio.ListObjectsOptions{Prefix: key + "/", Recursive: true}) {
-		if obj.Err != nil {
-			return nil, s.wrap(obj.Err, "list folder %q", p)
+	for obj, err := range s.b.list(ctx, key+"/", true, 0) {
+		if err != nil {
+			return nil, s.wrap(err, "list folder %q", p)
 		}
-		rel := strings.TrimPrefix(obj.Key, key+"/")
-		if rel == "" || strings.HasSuffix(rel, "/") || rel == CommitMarker || strings.HasSuffix(rel, "/"+CommitMarker) {
+		rel := strings.TrimPrefix(obj.key, key+"/")
+		if rel == "" || obj.dir || strings.HasSuffix(rel, "/") || rel == CommitMarker || strings.HasSuffix(rel, "/"+CommitMarker) {
 			continue
 		}
-		out = append(out, Object{Path: rel, Size: obj.Size, ETag: strings.Trim(obj.ETag, `"`)})
+		out = append(out, Object{Path: rel, Size: obj.size, ETag: obj.etag})
 	}
 	return out, nil
 }
@@ -110,10 +106,10 @@ func (s *Store) RemoveAll(ctx context.Context, p string) error {
 	if err != nil {
 		return err
 	}
-	if err := s.client.RemoveObject(ctx, s.def.Bucket, key+"/"+CommitMarker, minio.RemoveObjectOptions{}); err != nil && !isNotFound(err) {
+	if err := s.b.remove(ctx, []string{key + "/" + CommitMarker}); err != nil {
 		return s.wrap(err, "remove the commit marker of %q", p)
 	}
-	if err := s.client.RemoveObject(ctx, s.def.Bucket, key, minio.RemoveObjectOptions{}); err != nil && !isNotFound(err) {
+	if err := s.b.remove(ctx, []string{key}); err != nil {
 		return s.wrap(err, "remove %q", p)
 	}
 	if err := s.removeUnder(ctx, key, nil); err != nil {
@@ -129,22 +125,22 @@ func (s *Store) Commit(ctx context.Context, p string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := s.client.PutObject(ctx, s.def.Bucket, key+"/"+CommitMarker, strings.NewReader(""), 0, minio.PutObjectOptions{}); err != nil {
+	if err := s.b.put(ctx, key+"/"+CommitMarker, strings.NewReader(""), 0); err != nil {
 		return s.wrap(err, "commit %q", p)
 	}
 	return nil
 }
 
-// Head returns the object p's size and ETag; an absent object is an
+// Head returns the object p's size, ETag and time; an absent object is an
 // *Error whose NotFound is true.
 func (s *Store) Head(ctx context.Context, p string) (Object, error) {
 	key, err := s.Key(p)
 	if err != nil {
 		return Object{}, err
 	}
-	st, err := s.client.StatObject(ctx, s.def.Bucket, key, minio.StatObjectOptions{})
+	st, err := s.b.stat(ctx, key)
 	if err != nil {
 		return Object{}, s.wrap(err, "read %q", p)
 	}
-	return Object{Path: p, Size: st.Size, ETag: strings.Trim(st.ETag, `"`)}, nil
+	return Object{Path: p, Size: st.size, ETag: st.etag}, nil
 }

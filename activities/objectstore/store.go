@@ -1,10 +1,15 @@
-// Package objectstore moves step data between a worker's local folders and an
-// s3 datastore: any S3-compatible object store (AWS S3, MinIO, ...), reached
-// with minio-go.
+// Package objectstore moves step data between a worker's local folders and
+// object storage: an s3 datastore (any S3-compatible store: AWS S3, MinIO,
+// ..., reached with minio-go) or Azure Blob Storage (an azure_blob or
+// azure_data_lake_gen2 datastore, or a wasbs://, abfss:// or blob https://
+// URI, reached with the Azure SDK for Go). Each kind of storage is one
+// backend behind Store; folders, commit markers, listings and mounts are
+// Store's, the same on all of them.
 //
-// Credentials come from the worker, never from the plan: AWS_ACCESS_KEY_ID and
-// AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN), else the shared credentials
-// file. No error this package returns contains a secret.
+// Credentials come from the worker, never from the plan: for s3
+// AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN),
+// else the shared credentials file; for Azure see OpenAzure. No error this
+// package returns contains a secret.
 //
 // A folder upload is committed by a marker object, <folder>/.porch-committed,
 // written after every file of the folder, so a reader that checks Committed
@@ -12,19 +17,12 @@
 package objectstore
 
 import (
-	"errors"
 	"fmt"
 	"io/fs"
 	"net/http"
-	"net/url"
-	"os"
 	"path"
-	"path/filepath"
 	"slices"
 	"strings"
-
-	"github.com/minio/minio-go/v7"
-	"github.com/minio/minio-go/v7/pkg/credentials"
 
 	"github.com/porch-pipelines/porch/compiler/plan"
 )
@@ -33,109 +31,56 @@ import (
 // says the folder is complete. Upload writes it last.
 const CommitMarker = ".porch-committed"
 
-// Store is one s3 datastore, opened with the worker's credentials. It is
-// safe for concurrent use.
+// Store is one object datastore, opened with the worker's credentials. It
+// is safe for concurrent use.
 type Store struct {
-	def    plan.Datastore
-	client *minio.Client
+	def plan.Datastore
+	b   backend
 	// secrets are the credential values an error must never show.
 	secrets []string
 }
 
-// Open connects to an s3 datastore. Credentials: AWS_ACCESS_KEY_ID /
+// Open connects to an object datastore: s3, azure_blob or
+// azure_data_lake_gen2 (see OpenAzure for where an Azure one's endpoint
+// and credentials come from). s3 credentials: AWS_ACCESS_KEY_ID /
 // AWS_SECRET_ACCESS_KEY (/ AWS_SESSION_TOKEN), else the shared credentials
 // file (AWS_SHARED_CREDENTIALS_FILE or ~/.aws/credentials, profile
-// AWS_PROFILE or default). Endpoint "http://127.0.0.1:9000" or
+// AWS_PROFILE or default). An s3 endpoint "http://127.0.0.1:9000" or
 // "https://s3.amazonaws.com" (the scheme decides TLS); "" means AWS. Open
-// does not reach the server: a refused key shows on the first transfer.
+// does not reach the storage: a refused key shows on the first transfer.
 func Open(d plan.Datastore) (*Store, error) { return OpenWith(d, nil) }
 
 // OpenWith is Open with the HTTP transport requests go through; nil means
-// minio-go's default. Tests wrap the default to count what a worker fetches.
+// the client's default. Tests wrap the default to count what a worker
+// fetches.
 func OpenWith(d plan.Datastore, transport http.RoundTripper) (*Store, error) {
-	if d.Type != plan.DatastoreS3 {
-		return nil, fmt.Errorf("datastore %q has type %q, not %q: only s3 datastores are opened as object stores", d.Name, d.Type, plan.DatastoreS3)
-	}
-	if d.Bucket == "" {
-		return nil, fmt.Errorf("datastore %q has no bucket: set bucket: in its datastore file", d.Name)
-	}
 	if slices.Contains(strings.Split(d.Prefix, "/"), "..") {
 		return nil, fmt.Errorf("datastore %q: prefix %q goes up with \"..\": give a path inside the bucket", d.Name, d.Prefix)
 	}
-	host, secure, err := parseEndpoint(d.Endpoint)
-	if err != nil {
-		return nil, fmt.Errorf("datastore %q: %w", d.Name, err)
+	var (
+		b       backend
+		secrets []string
+		err     error
+	)
+	switch d.Type {
+	case plan.DatastoreS3:
+		b, secrets, err = openS3(d, transport)
+	case plan.DatastoreAzureBlob, plan.DatastoreAzureDataLakeGen2:
+		b, secrets, err = openAzure(d, transport)
+	default:
+		return nil, fmt.Errorf("datastore %q has type %q: only s3, azure_blob and azure_data_lake_gen2 datastores are opened as object stores", d.Name, d.Type)
 	}
-	creds, value, err := workerCredentials()
+	s := &Store{def: d, b: b, secrets: secrets}
 	if err != nil {
-		return nil, fmt.Errorf("datastore %q: %w", d.Name, err)
-	}
-	client, err := minio.New(host, &minio.Options{Creds: creds, Secure: secure, Region: d.Region, Transport: transport})
-	s := &Store{def: d, client: client, secrets: []string{value.SecretAccessKey, value.SessionToken}}
-	if err != nil {
-		return nil, s.wrap(err, "connect to endpoint %q", d.Endpoint)
+		// The datastore's definition or the worker's settings are wrong:
+		// trying again cannot help.
+		return nil, &Error{msg: s.hide(err.Error()), permanent: true, err: err}
 	}
 	return s, nil
 }
 
-// parseEndpoint splits an s3 endpoint into the host minio-go wants and
-// whether to use TLS.
-func parseEndpoint(endpoint string) (host string, secure bool, err error) {
-	if endpoint == "" {
-		return "s3.amazonaws.com", true, nil
-	}
-	u, err := url.Parse(endpoint)
-	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
-		return "", false, fmt.Errorf("endpoint %q is not a URL like \"https://s3.amazonaws.com\" or \"http://127.0.0.1:9000\": start it with https:// or http://", endpoint)
-	}
-	if strings.Trim(u.Path, "/") != "" || u.RawQuery != "" || u.User != nil {
-		return "", false, fmt.Errorf("endpoint %q has a path, query or user: give only scheme, host and port, and the bucket and prefix in bucket: and prefix:", endpoint)
-	}
-	return u.Host, u.Scheme == "https", nil
-}
-
-// workerCredentials finds this worker's credentials: the environment first,
-// then the shared credentials file. It reads them once, so a missing or
-// broken file is reported by Open rather than by the first transfer.
-func workerCredentials() (*credentials.Credentials, credentials.Value, error) {
-	if os.Getenv("AWS_ACCESS_KEY_ID") != "" || os.Getenv("AWS_SECRET_ACCESS_KEY") != "" {
-		if os.Getenv("AWS_ACCESS_KEY_ID") == "" || os.Getenv("AWS_SECRET_ACCESS_KEY") == "" {
-			return nil, credentials.Value{}, errors.New("only one of AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY is set: set both, or neither to use the shared credentials file")
-		}
-		creds := credentials.New(&credentials.EnvAWS{})
-		v, err := creds.GetWithContext(nil)
-		return creds, v, err
-	}
-	file, profile := credentialsFile()
-	if _, err := os.Stat(file); errors.Is(err, fs.ErrNotExist) {
-		return nil, credentials.Value{}, fmt.Errorf("no s3 credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY in the worker's environment, or write them to %q (or the file AWS_SHARED_CREDENTIALS_FILE names)", file)
-	}
-	creds := credentials.New(&credentials.FileAWSCredentials{Filename: file, Profile: profile})
-	v, err := creds.GetWithContext(nil)
-	if err != nil || v.AccessKeyID == "" || v.SecretAccessKey == "" {
-		// The parser's message may quote a line of the file, and so a secret:
-		// it is not passed on.
-		return nil, credentials.Value{}, fmt.Errorf("cannot read s3 credentials for profile %q from %q: check the file has a [%s] section with aws_access_key_id and aws_secret_access_key (AWS_PROFILE picks the profile)", profile, file, profile)
-	}
-	return creds, v, nil
-}
-
-// credentialsFile is the shared credentials file and profile this worker uses.
-func credentialsFile() (file, profile string) {
-	file = os.Getenv("AWS_SHARED_CREDENTIALS_FILE")
-	if file == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			home = "~"
-		}
-		file = filepath.Join(home, ".aws", "credentials")
-	}
-	profile = os.Getenv("AWS_PROFILE")
-	if profile == "" {
-		profile = "default"
-	}
-	return file, profile
-}
+// Datastore is the datastore the store was opened for.
+func (s *Store) Datastore() plan.Datastore { return s.def }
 
 // Key is the object key of a datastore path: Prefix + "/" + Name(p).
 func (s *Store) Key(p string) (string, error) {
@@ -146,18 +91,29 @@ func (s *Store) Key(p string) (string, error) {
 	return s.key(name), nil
 }
 
+// URI is the storage's own URI of the datastore path p, which a direct
+// input passes to the command: s3://<bucket>/<key>, or
+// https://<account>.blob.<endpoint>/<container>/<key>.
+func (s *Store) URI(p string) (string, error) {
+	key, err := s.Key(p)
+	if err != nil {
+		return "", err
+	}
+	return s.b.uri(key), nil
+}
+
 // Name is the datastore path p as FS names it: cleaned, slash-separated,
 // with no leading or trailing slash ("a//./b/" is "a/b"). A path that goes
 // up with ".." or names no file or folder ("", "/") is refused.
 func (s *Store) Name(p string) (string, error) {
 	for _, part := range strings.Split(strings.ReplaceAll(p, "\\", "/"), "/") {
 		if part == ".." {
-			return "", fmt.Errorf("datastore %q: path %q goes up with \"..\": name a path inside the datastore", s.def.Name, p)
+			return "", fmt.Errorf("%s: path %q goes up with \"..\": name a path inside the datastore", s.what(), p)
 		}
 	}
 	name := strings.Trim(path.Clean("/"+p), "/")
 	if name == "" {
-		return "", fmt.Errorf("datastore %q: path %q is empty: name a file or folder inside the datastore", s.def.Name, p)
+		return "", fmt.Errorf("%s: path %q is empty: name a file or folder inside the datastore", s.what(), p)
 	}
 	return name, nil
 }
@@ -168,46 +124,53 @@ func (s *Store) key(name string) string {
 	return strings.Trim(path.Clean("/"+s.def.Prefix+"/"+name), "/")
 }
 
-// where names the store in messages: datastore, endpoint and bucket.
-func (s *Store) where() string {
-	endpoint := s.def.Endpoint
-	if endpoint == "" {
-		endpoint = "https://s3.amazonaws.com"
+// what names the datastore in short messages: "datastore \"lake\"", or for
+// storage named by a URI rather than a registered datastore, its container.
+func (s *Store) what() string {
+	if s.def.Name == "" {
+		return s.b.where()
 	}
-	return fmt.Sprintf("datastore %q (bucket %q at %s)", s.def.Name, s.def.Bucket, endpoint)
+	return fmt.Sprintf("datastore %q", s.def.Name)
 }
 
-// wrap turns an error from minio-go into one that names the datastore, says
+// where names the store in messages: datastore, and bucket or container
+// with its endpoint.
+func (s *Store) where() string {
+	if s.def.Name == "" {
+		return s.b.where()
+	}
+	return fmt.Sprintf("datastore %q (%s)", s.def.Name, s.b.where())
+}
+
+// wrap turns a backend's error into one that names the datastore, says
 // what to do for the usual refusals, and never contains a secret.
 func (s *Store) wrap(err error, format string, args ...any) error {
 	what := fmt.Sprintf(format, args...)
-	var hint string
-	switch minio.ToErrorResponse(err).Code {
-	// XAdminUserNotFound is how the Versity S3 Gateway (v1.8.0) refuses an
-	// unknown access key.
-	case "InvalidAccessKeyId", "SignatureDoesNotMatch", "InvalidToken", "InvalidTokenId", "InvalidClientTokenId", "ExpiredToken",
-		"XAdminUserNotFound":
-		hint = ": the server refused this worker's credentials: check AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or the shared credentials file)"
-	case "AccessDenied":
-		hint = ": this worker's credentials may not do this: grant them read and write on the bucket and prefix"
-	case "NoSuchBucket":
-		hint = ": create the bucket, or fix bucket: in the datastore file"
+	f := s.b.explain(err)
+	msg := fmt.Sprintf("%s: %s: %s", s.where(), what, s.b.message(err))
+	if f.hint != "" {
+		msg += ": " + f.hint
 	}
-	msg := fmt.Sprintf("%s: %s: %v%s", s.where(), what, err, hint)
+	return &Error{msg: s.hide(msg), notFound: f.notFound, permanent: f.permanent, err: err}
+}
+
+// hide replaces the store's secrets in msg.
+func (s *Store) hide(msg string) string {
 	for _, secret := range s.secrets {
 		if secret != "" {
 			msg = strings.ReplaceAll(msg, secret, "<redacted>")
 		}
 	}
-	return &Error{msg: msg, notFound: isNotFound(err), err: err}
+	return msg
 }
 
 // Error is an error from a datastore. Its message names the datastore and
 // never contains a credential.
 type Error struct {
-	msg      string
-	notFound bool
-	err      error
+	msg       string
+	notFound  bool
+	permanent bool
+	err       error
 }
 
 // Error returns the message.
@@ -219,6 +182,11 @@ func (e *Error) Unwrap() error { return e.err }
 // NotFound says whether the error is an object or folder that does not exist.
 func (e *Error) NotFound() bool { return e.notFound }
 
+// Permanent says whether trying again cannot help: the storage refused
+// the worker's credentials, or its bucket or container does not exist.
+// The message says what to fix.
+func (e *Error) Permanent() bool { return e.permanent }
+
 // Is makes errors.Is(err, fs.ErrNotExist) true when NotFound is, so callers
 // of FS test for a missing file the usual way.
 func (e *Error) Is(target error) bool { return e.notFound && target == fs.ErrNotExist }
@@ -229,8 +197,5 @@ func (s *Store) missing(p string) error {
 	return &Error{msg: fmt.Sprintf("%s: no object or folder %q: check the path, and that the step that writes it has run", s.where(), p), notFound: true}
 }
 
-// isNotFound says whether err from minio-go means the object is absent.
-func isNotFound(err error) bool {
-	code := minio.ToErrorResponse(err).Code
-	return code == "NoSuchKey" || code == "NotFound"
-}
+// isNotFound says whether err from the backend means the object is absent.
+func (s *Store) isNotFound(err error) bool { return s.b.explain(err).notFound }

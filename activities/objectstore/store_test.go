@@ -9,11 +9,16 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/porch-pipelines/porch/activities/objectstore/azuritetest"
 	"github.com/porch-pipelines/porch/activities/objectstore/s3test"
 	"github.com/porch-pipelines/porch/compiler/plan"
 )
 
-func TestMain(m *testing.M) { os.Exit(s3test.Main(m)) }
+func TestMain(m *testing.M) {
+	code := s3test.Main(m)
+	azuritetest.Stop()
+	os.Exit(code)
+}
 
 // noCredentials clears every way a worker finds credentials, so a test
 // sets exactly the one it means.
@@ -80,7 +85,7 @@ func TestOpenRefusesBadDefinitions(t *testing.T) {
 		d    plan.Datastore
 		want string
 	}{
-		{plan.Datastore{Name: "l", Type: plan.DatastoreLocal, Path: "/x"}, `datastore "l" has type "local", not "s3"`},
+		{plan.Datastore{Name: "l", Type: plan.DatastoreLocal, Path: "/x"}, `datastore "l" has type "local": only s3, azure_blob and azure_data_lake_gen2 datastores are opened as object stores`},
 		{plan.Datastore{Name: "s", Type: plan.DatastoreS3}, `datastore "s" has no bucket`},
 		{plan.Datastore{Name: "s", Type: plan.DatastoreS3, Bucket: "b", Endpoint: "127.0.0.1:9000"}, `start it with https:// or http://`},
 		{plan.Datastore{Name: "s", Type: plan.DatastoreS3, Bucket: "b", Endpoint: "http://h:9000/bucket"}, `has a path, query or user`},
@@ -164,4 +169,31 @@ func TestWrongCredentialsNeverShowTheSecret(t *testing.T) {
 		require.NotContains(t, msg, "token-Ab12Cd34")
 		require.True(t, strings.Contains(msg, "refused this worker's credentials"), msg)
 	}
+}
+
+// eachStore runs test on a fresh store of every backend: a bucket of the
+// test MinIO and a container of Azurite, both with prefix.
+func eachStore(t *testing.T, prefix string, test func(t *testing.T, s *Store)) {
+	t.Run("s3", func(t *testing.T) { test(t, openMinIO(t, prefix)) })
+	t.Run("azblob", func(t *testing.T) { test(t, openAzurite(t, prefix)) })
+}
+
+// noAzureCredentials clears every way a worker finds Azure credentials.
+func noAzureCredentials(t *testing.T) {
+	for _, k := range []string{EnvConnectionString, EnvStorageAccount, EnvStorageKey, EnvStorageSAS,
+		"AZURE_TENANT_ID", "AZURE_CLIENT_ID", EnvClientSecret} {
+		t.Setenv(k, "")
+	}
+}
+
+// openAzurite opens a fresh container of Azurite's account, with the
+// account's connection string in the environment.
+func openAzurite(t *testing.T, prefix string) *Store {
+	srv, name := azuritetest.Start(t, azuritetest.Account)
+	noAzureCredentials(t)
+	t.Setenv(EnvConnectionString, srv.ConnectionString(azuritetest.Account))
+	s, err := Open(plan.Datastore{Name: "lake", Type: plan.DatastoreAzureBlob, AccountName: azuritetest.Account,
+		ContainerName: name, Prefix: prefix})
+	require.NoError(t, err)
+	return s
 }

@@ -42,51 +42,52 @@ func TestLargeFileStreams(t *testing.T) {
 	if os.Getenv("PORCH_LARGE_TEST") == "1" {
 		size = 300 << 20
 	}
-	s := openMinIO(t, "ws")
-	ctx := context.Background()
-	src := filepath.Join(t.TempDir(), "big.bin")
-	f, err := os.Create(src)
-	require.NoError(t, err)
-	require.NoError(t, f.Close())
-	require.NoError(t, os.Truncate(src, size)) // sparse: no disk blocks here
-	// A byte at the end, so a truncated download cannot pass for whole.
-	f, err = os.OpenFile(src, os.O_WRONLY, 0)
-	require.NoError(t, err)
-	_, err = f.WriteAt([]byte("end"), size-3)
-	require.NoError(t, err)
-	require.NoError(t, f.Close())
+	eachStore(t, "ws", func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		src := filepath.Join(t.TempDir(), "big.bin")
+		f, err := os.Create(src)
+		require.NoError(t, err)
+		require.NoError(t, f.Close())
+		require.NoError(t, os.Truncate(src, size)) // sparse: no disk blocks here
+		// A byte at the end, so a truncated download cannot pass for whole.
+		f, err = os.OpenFile(src, os.O_WRONLY, 0)
+		require.NoError(t, err)
+		_, err = f.WriteAt([]byte("end"), size-3)
+		require.NoError(t, err)
+		require.NoError(t, f.Close())
 
-	runtime.GC()
-	var before runtime.MemStats
-	runtime.ReadMemStats(&before)
-	hwmBefore := peakRSS(t)
+		runtime.GC()
+		var before runtime.MemStats
+		runtime.ReadMemStats(&before)
+		hwmBefore := peakRSS(t)
 
-	n, err := s.Upload(ctx, src, "big/big.bin")
-	require.NoError(t, err)
-	require.Equal(t, size, n)
-	dst := filepath.Join(t.TempDir(), "big.bin")
-	single, err := s.Download(ctx, "big/big.bin", dst)
-	require.NoError(t, err)
-	require.True(t, single)
+		n, err := s.Upload(ctx, src, "big/big.bin")
+		require.NoError(t, err)
+		require.Equal(t, size, n)
+		dst := filepath.Join(t.TempDir(), "big.bin")
+		single, err := s.Download(ctx, "big/big.bin", dst)
+		require.NoError(t, err)
+		require.True(t, single)
 
-	hwmAfter := peakRSS(t)
-	var after runtime.MemStats
-	runtime.ReadMemStats(&after)
-	info, err := os.Stat(dst)
-	require.NoError(t, err)
-	require.Equal(t, size, info.Size())
-	tail := make([]byte, 3)
-	g, err := os.Open(dst)
-	require.NoError(t, err)
-	_, err = g.ReadAt(tail, size-3)
-	require.NoError(t, err)
-	require.NoError(t, g.Close())
-	require.Equal(t, "end", string(tail))
+		hwmAfter := peakRSS(t)
+		var after runtime.MemStats
+		runtime.ReadMemStats(&after)
+		info, err := os.Stat(dst)
+		require.NoError(t, err)
+		require.Equal(t, size, info.Size())
+		tail := make([]byte, 3)
+		g, err := os.Open(dst)
+		require.NoError(t, err)
+		_, err = g.ReadAt(tail, size-3)
+		require.NoError(t, err)
+		require.NoError(t, g.Close())
+		require.Equal(t, "end", string(tail))
 
-	growth := hwmAfter - hwmBefore
-	t.Logf("%d MB up and down: peak RSS %d MB -> %d MB (+%d MB), Go heap sys %d MB -> %d MB",
-		size>>20, hwmBefore>>20, hwmAfter>>20, growth>>20, before.Sys>>20, after.Sys>>20)
-	require.Less(t, growth, int64(100<<20), "peak RSS grew by %d MB moving a %d MB file: something buffers whole objects", growth>>20, size>>20)
+		growth := hwmAfter - hwmBefore
+		t.Logf("%d MB up and down: peak RSS %d MB -> %d MB (+%d MB), Go heap sys %d MB -> %d MB",
+			size>>20, hwmBefore>>20, hwmAfter>>20, growth>>20, before.Sys>>20, after.Sys>>20)
+		require.Less(t, growth, int64(100<<20), "peak RSS grew by %d MB moving a %d MB file: something buffers whole objects", growth>>20, size>>20)
+	})
 }
 
 // BenchmarkRoundTrip64MB uploads and downloads a sparse 64 MB file through

@@ -8,8 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-
-	"github.com/minio/minio-go/v7"
 )
 
 // Download copies the object p, or every object under the folder p/, into
@@ -21,11 +19,11 @@ func (s *Store) Download(ctx context.Context, p, dst string) (single bool, err e
 	if err != nil {
 		return false, err
 	}
-	_, err = s.client.StatObject(ctx, s.def.Bucket, key, minio.StatObjectOptions{})
+	_, err = s.b.stat(ctx, key)
 	if err == nil {
 		return true, s.getFile(ctx, key, dst)
 	}
-	if !isNotFound(err) {
+	if !s.isNotFound(err) {
 		return false, s.wrap(err, "read %q", p)
 	}
 	return false, s.downloadFolder(ctx, p, key, dst)
@@ -33,29 +31,27 @@ func (s *Store) Download(ctx context.Context, p, dst string) (single bool, err e
 
 // downloadFolder copies every object under key/ into the folder dst.
 func (s *Store) downloadFolder(ctx context.Context, p, key, dst string) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel() // stops the listing if a copy fails
 	found := false
-	for obj := range s.client.ListObjects(ctx, s.def.Bucket, minio.ListObjectsOptions{Prefix: key + "/", Recursive: true}) {
-		if obj.Err != nil {
-			return s.wrap(obj.Err, "list folder %q", p)
+	for obj, err := range s.b.list(ctx, key+"/", true, 0) {
+		if err != nil {
+			return s.wrap(err, "list folder %q", p)
 		}
 		found = true
-		rel := strings.TrimPrefix(obj.Key, key+"/")
+		rel := strings.TrimPrefix(obj.key, key+"/")
 		if rel == CommitMarker || rel == "" {
 			continue
 		}
 		local := filepath.FromSlash(strings.TrimSuffix(rel, "/"))
 		if !filepath.IsLocal(local) {
-			return s.wrap(fmt.Errorf("object key %q is not a plain path below the folder", obj.Key), "download folder %q", p)
+			return s.wrap(fmt.Errorf("object key %q is not a plain path below the folder", obj.key), "download folder %q", p)
 		}
-		if strings.HasSuffix(rel, "/") { // a folder placeholder some tools write
+		if obj.dir || strings.HasSuffix(rel, "/") { // a folder placeholder some tools write
 			if err := os.MkdirAll(filepath.Join(dst, local), 0o755); err != nil {
 				return err
 			}
 			continue
 		}
-		if err := s.getFile(ctx, obj.Key, filepath.Join(dst, local)); err != nil {
+		if err := s.getFile(ctx, obj.key, filepath.Join(dst, local)); err != nil {
 			return err
 		}
 	}
@@ -71,7 +67,7 @@ func (s *Store) getFile(ctx context.Context, key, dst string) error {
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return err
 	}
-	obj, err := s.client.GetObject(ctx, s.def.Bucket, key, minio.GetObjectOptions{})
+	obj, err := s.b.get(ctx, key, 0, -1)
 	if err != nil {
 		return s.wrap(err, "download %q", key)
 	}
@@ -123,10 +119,10 @@ func (s *Store) uploadFolder(ctx context.Context, src, p, key string) (int64, er
 	marker := key + "/" + CommitMarker
 	// The marker goes first: from here until the end, readers see the
 	// folder as uncommitted, whatever an earlier attempt left.
-	if err := s.client.RemoveObject(ctx, s.def.Bucket, marker, minio.RemoveObjectOptions{}); err != nil && !isNotFound(err) {
+	if err := s.b.remove(ctx, []string{marker}); err != nil {
 		return 0, s.wrap(err, "remove the commit marker of %q", p)
 	}
-	if err := s.client.RemoveObject(ctx, s.def.Bucket, key, minio.RemoveObjectOptions{}); err != nil && !isNotFound(err) {
+	if err := s.b.remove(ctx, []string{key}); err != nil {
 		return 0, s.wrap(err, "remove the earlier object %q", p)
 	}
 	var total int64
@@ -160,7 +156,7 @@ func (s *Store) uploadFolder(ctx context.Context, src, p, key string) (int64, er
 	if err := s.removeUnder(ctx, key, keep); err != nil {
 		return total, s.wrap(err, "remove what an earlier attempt left in %q", p)
 	}
-	if _, err := s.client.PutObject(ctx, s.def.Bucket, marker, strings.NewReader(""), 0, minio.PutObjectOptions{}); err != nil {
+	if err := s.b.put(ctx, marker, strings.NewReader(""), 0); err != nil {
 		return total, s.wrap(err, "commit %q", p)
 	}
 	return total, nil
@@ -208,48 +204,36 @@ func (s *Store) putFile(ctx context.Context, file, key string) (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("upload %q: %w", file, err)
 	}
-	up, err := s.client.PutObject(ctx, s.def.Bucket, key, f, info.Size(), minio.PutObjectOptions{ContentType: "application/octet-stream"})
-	if err != nil {
+	if err := s.b.putFile(ctx, key, f, info.Size()); err != nil {
 		return 0, s.wrap(err, "upload %q to %q", file, key)
 	}
-	return up.Size, nil
+	return info.Size(), nil
 }
+
+// removeBatch is how many objects removeUnder deletes at a time.
+const removeBatch = 1000
 
 // removeUnder deletes every object under key/ that keep does not hold.
 func (s *Store) removeUnder(ctx context.Context, key string, keep map[string]bool) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	doomed := make(chan minio.ObjectInfo)
-	var listErr error
-	go func() {
-		defer close(doomed)
-		for obj := range s.client.ListObjects(ctx, s.def.Bucket, minio.ListObjectsOptions{Prefix: key + "/", Recursive: true}) {
-			if obj.Err != nil {
-				listErr = obj.Err
-				return
-			}
-			if keep[obj.Key] {
-				continue
-			}
-			select {
-			case doomed <- obj:
-			case <-ctx.Done():
-				return
-			}
+	var doomed []string
+	for obj, err := range s.b.list(ctx, key+"/", true, 0) {
+		if err != nil {
+			return err
 		}
-	}()
-	var first error
-	for res := range s.client.RemoveObjects(ctx, s.def.Bucket, doomed, minio.RemoveObjectsOptions{}) {
-		if res.Err != nil && first == nil {
-			first = res.Err
+		if keep[obj.key] {
+			continue
+		}
+		if doomed = append(doomed, obj.key); len(doomed) == removeBatch {
+			if err := s.b.remove(ctx, doomed); err != nil {
+				return err
+			}
+			doomed = doomed[:0]
 		}
 	}
-	// RemoveObjects closes its results only after doomed is closed, so the
-	// listing goroutine has finished writing listErr.
-	if listErr != nil {
-		return listErr
+	if len(doomed) == 0 {
+		return nil
 	}
-	return first
+	return s.b.remove(ctx, doomed)
 }
 
 // Committed says whether folder p holds a committed upload (its marker
@@ -259,11 +243,11 @@ func (s *Store) Committed(ctx context.Context, p string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	_, err = s.client.StatObject(ctx, s.def.Bucket, key+"/"+CommitMarker, minio.StatObjectOptions{})
+	_, err = s.b.stat(ctx, key+"/"+CommitMarker)
 	if err == nil {
 		return true, nil
 	}
-	if isNotFound(err) {
+	if s.isNotFound(err) {
 		return false, nil
 	}
 	return false, s.wrap(err, "check whether %q is committed", p)

@@ -18,8 +18,6 @@ import (
 	"strings"
 	"sync"
 
-	"go.temporal.io/sdk/temporal"
-
 	"github.com/porch-pipelines/porch/activities/stepio"
 	"github.com/porch-pipelines/porch/compiler/plan"
 )
@@ -103,7 +101,7 @@ func (a *Activities) commitParallelOutputs(ctx context.Context, step, appendTo s
 			err = s.Commit(ctx, u.Path)
 		}
 		if err != nil {
-			return temporal.NewApplicationError(fmt.Sprintf("step %q: commit output %q on datastore %q: %v: the step is retried", step, u.Name, u.Store.Name, err), "DatastoreUnavailable")
+			return stepio.StoreError(fmt.Sprintf("step %q: commit output %q on datastore %q", step, u.Name, u.Store.Name), err)
 		}
 	}
 	return nil

@@ -12,8 +12,6 @@ import (
 	"strconv"
 	"strings"
 
-	"go.temporal.io/sdk/temporal"
-
 	"github.com/porch-pipelines/porch/activities/atomicfile"
 	"github.com/porch-pipelines/porch/activities/minibatch"
 	"github.com/porch-pipelines/porch/activities/stepio"
@@ -71,10 +69,10 @@ func (a *Activities) artifactsFolder(uri string) (parallelFolders, error) {
 	f.logs = filepath.Join(dir, "logs")
 	f.state = filepath.Join(dir, "porch")
 	f.share = localShare{dir: dir}
-	if d, rest, ok := a.S3Location(uri); ok {
+	if d, rest, ok := a.ObjectLocation(uri); ok {
 		s, err := a.ObjectStore(d)
 		if err != nil {
-			return f, temporal.NewApplicationError(fmt.Sprintf("open datastore %q: %v", d.Name, err), "DatastoreUnavailable")
+			return f, stepio.StoreError(fmt.Sprintf("open datastore %q", d.Name), err)
 		}
 		f.share = objectShare{dir: dir, store: s, ds: d.Name, prefix: strings.Trim(path.Clean("/"+rest), "/")}
 	}

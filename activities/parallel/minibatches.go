@@ -129,10 +129,10 @@ func (a *Activities) inputData(ctx context.Context, in PlanMiniBatchesInput) (mi
 			typ = inp.Value.Data.Type
 		}
 		data := minibatch.Input{Type: typ, Size: in.Parallel.MiniBatchSize, PartitionKeys: in.Parallel.PartitionKeys}
-		if d, rest, ok := a.S3Location(inp.Value.Data.Path); ok {
+		if d, rest, ok := a.ObjectLocation(inp.Value.Data.Path); ok {
 			s, err := a.ObjectStore(d)
 			if err != nil {
-				return data, temporal.NewApplicationError(fmt.Sprintf("step %q: input %q: open datastore %q: %v", in.StepPath, inp.Name, d.Name, err), "DatastoreUnavailable")
+				return data, stepio.StoreError(fmt.Sprintf("step %q: input %q: open datastore %q", in.StepPath, inp.Name, d.Name), err)
 			}
 			data.FS, data.Base = s.FS(ctx), stepio.DatastorePrefix+d.Name+"/paths/"
 			data.Path = data.Base + strings.Trim(rest, "/")
@@ -168,7 +168,7 @@ func (a *Activities) resetParallel(ctx context.Context, f parallelFolders, in Pl
 		if uri == "" {
 			uri = plan.DefaultOutputURI(stepio.DatastoreOf(stepio.Step{DefaultDatastore: in.DefaultDatastore}), in.RunID, in.StepPath, out.Name)
 		}
-		d, rest, ok := a.S3Location(uri)
+		d, rest, ok := a.ObjectLocation(uri)
 		if !ok || out.Name == plan.ArtifactsOutput {
 			continue
 		}
@@ -177,7 +177,7 @@ func (a *Activities) resetParallel(ctx context.Context, f parallelFolders, in Pl
 			err = s.RemoveAll(ctx, rest)
 		}
 		if err != nil {
-			return temporal.NewApplicationError(fmt.Sprintf("remove output %q of an earlier attempt from datastore %q: %v", out.Name, d.Name, err), "DatastoreUnavailable")
+			return stepio.StoreError(fmt.Sprintf("remove output %q of an earlier attempt from datastore %q", out.Name, d.Name), err)
 		}
 	}
 	return nil

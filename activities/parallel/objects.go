@@ -11,8 +11,6 @@ import (
 	"sync"
 	"time"
 
-	"go.temporal.io/sdk/temporal"
-
 	"github.com/porch-pipelines/porch/activities/minibatch"
 	"github.com/porch-pipelines/porch/activities/stepio"
 )
@@ -80,7 +78,7 @@ func (bf *batchFetch) batch(ctx context.Context, b minibatch.Batch) (minibatch.B
 
 // local is where uri, on an s3 datastore, goes in the batch's folder.
 func (bf *batchFetch) local(uri string) (string, bool) {
-	d, rest, ok := bf.a.S3Location(uri)
+	d, rest, ok := bf.a.ObjectLocation(uri)
 	if !ok {
 		return uri, false
 	}
@@ -89,7 +87,7 @@ func (bf *batchFetch) local(uri string) (string, bool) {
 
 // file fetches the whole object uri.
 func (bf *batchFetch) file(ctx context.Context, uri string) (string, error) {
-	d, rest, ok := bf.a.S3Location(uri)
+	d, rest, ok := bf.a.ObjectLocation(uri)
 	if !ok {
 		return uri, nil
 	}
@@ -99,7 +97,7 @@ func (bf *batchFetch) file(ctx context.Context, uri string) (string, error) {
 		err = s.GetFile(ctx, rest, dst)
 	}
 	if err != nil {
-		return "", temporal.NewApplicationError(fmt.Sprintf("fetch %s: %v", uri, err), "DatastoreUnavailable")
+		return "", stepio.StoreError(fmt.Sprintf("fetch %s", uri), err)
 	}
 	info, err := os.Stat(dst)
 	if err != nil {
@@ -113,14 +111,14 @@ func (bf *batchFetch) file(ctx context.Context, uri string) (string, error) {
 // part fetches a part's byte range, after the header it needs, into a file
 // of its own that the driver reads whole.
 func (bf *batchFetch) part(ctx context.Context, p minibatch.Part) (minibatch.Part, error) {
-	d, rest, ok := bf.a.S3Location(p.Path)
+	d, rest, ok := bf.a.ObjectLocation(p.Path)
 	if !ok {
 		return p, nil
 	}
 	dst, _ := bf.local(p.Path)
 	s, err := bf.a.ObjectStore(d)
 	if err != nil {
-		return p, temporal.NewApplicationError(fmt.Sprintf("fetch %s: %v", p.Path, err), "DatastoreUnavailable")
+		return p, stepio.StoreError(fmt.Sprintf("fetch %s", p.Path), err)
 	}
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return p, err
@@ -136,19 +134,19 @@ func (bf *batchFetch) part(ctx context.Context, p minibatch.Part) (minibatch.Par
 		if hpath == "" {
 			hpath = p.Path
 		}
-		hd, hrest, ok := bf.a.S3Location(hpath)
+		hd, hrest, ok := bf.a.ObjectLocation(hpath)
 		if !ok || hd.Name != d.Name {
 			return p, fmt.Errorf("the header of %s is in %s, not on the same datastore: plan the step again", p.Path, hpath)
 		}
 		got, err := s.GetRange(ctx, hrest, 0, p.HeaderLength, file)
 		if err != nil {
-			return p, temporal.NewApplicationError(fmt.Sprintf("fetch the header of %s: %v", p.Path, err), "DatastoreUnavailable")
+			return p, stepio.StoreError(fmt.Sprintf("fetch the header of %s", p.Path), err)
 		}
 		n += got
 	}
 	got, err := s.GetRange(ctx, rest, p.Offset, p.Length, file)
 	if err != nil {
-		return p, temporal.NewApplicationError(fmt.Sprintf("fetch bytes %d-%d of %s: %v", p.Offset, p.Offset+p.Length, p.Path, err), "DatastoreUnavailable")
+		return p, stepio.StoreError(fmt.Sprintf("fetch bytes %d-%d of %s", p.Offset, p.Offset+p.Length, p.Path), err)
 	}
 	n += got
 	if err := file.Close(); err != nil {
@@ -194,7 +192,7 @@ func (o *objectOutputs) upload(ctx context.Context) error {
 	for _, u := range o.ups {
 		s, err := o.a.ObjectStore(u.Store)
 		if err != nil {
-			return temporal.NewApplicationError(fmt.Sprintf("output %q: open datastore %q: %v", u.Name, u.Store.Name, err), "DatastoreUnavailable")
+			return stepio.StoreError(fmt.Sprintf("output %q: open datastore %q", u.Name, u.Store.Name), err)
 		}
 		err = filepath.WalkDir(u.Local, func(p string, d fs.DirEntry, err error) error {
 			if err != nil || d.IsDir() {
@@ -213,7 +211,7 @@ func (o *objectOutputs) upload(ctx context.Context) error {
 				return err
 			}
 			if _, err := s.PutFile(ctx, p, u.Path+"/"+filepath.ToSlash(rel)); err != nil {
-				return temporal.NewApplicationError(fmt.Sprintf("upload output %q to datastore %q: %v: the mini-batch is retried", u.Name, u.Store.Name, err), "DatastoreUnavailable")
+				return stepio.StoreError(fmt.Sprintf("upload output %q to datastore %q", u.Name, u.Store.Name), err)
 			}
 			o.sent[p] = now
 			return nil

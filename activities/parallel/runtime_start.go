@@ -176,7 +176,7 @@ func (a *Activities) withoutSplitInput(in PlanMiniBatchesInput) []plan.Input {
 	for i, inp := range in.Inputs {
 		out[i] = inp
 		if inp.Name == in.Parallel.InputData && inp.Value.Kind == plan.ValueData && inp.Value.Data != nil {
-			if _, _, ok := a.S3Location(inp.Value.Data.Path); ok {
+			if _, _, ok := a.ObjectLocation(inp.Value.Data.Path); ok {
 				out[i].Value = plan.Value{Kind: plan.ValueLiteral, Literal: inp.Value.Data.Path}
 			}
 		}

@@ -10,9 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"go.temporal.io/sdk/temporal"
-
 	"github.com/porch-pipelines/porch/activities/objectstore"
+	"github.com/porch-pipelines/porch/activities/stepio"
 )
 
 // stepShare is where the files the workers of a parallel step share live:
@@ -116,7 +115,7 @@ func (s objectShare) key(rel string) string   { return s.prefix + "/" + rel }
 
 // unavailable is a failure to reach the datastore: retried.
 func (s objectShare) unavailable(err error) error {
-	return temporal.NewApplicationError(fmt.Sprintf("datastore %q: %v", s.ds, err), "DatastoreUnavailable")
+	return stepio.StoreError(fmt.Sprintf("datastore %q", s.ds), err)
 }
 
 func (s objectShare) publish(ctx context.Context, rel string) error {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/porch-pipelines/porch/activities/codesnapshot"
 	"github.com/porch-pipelines/porch/activities/objectstore"
+	"github.com/porch-pipelines/porch/activities/stepio"
 	"github.com/porch-pipelines/porch/compiler/plan"
 )
 
@@ -65,7 +66,10 @@ func (a *Activities) content(ctx context.Context, uri string) (string, error) {
 // files are the files of the file or folder at uri, each with its hash
 // (an ETag on object storage), in path order.
 func (a *Activities) files(ctx context.Context, uri string) ([]File, error) {
-	if d, p, ok := a.Host.S3Location(uri); ok {
+	if stepio.WebURL(uri) {
+		return a.webFiles(ctx, uri)
+	}
+	if d, p, ok := a.Host.ObjectLocation(uri); ok {
 		s, err := a.Host.ObjectStore(d)
 		if err != nil {
 			return nil, err
@@ -78,6 +82,24 @@ func (a *Activities) files(ctx context.Context, uri string) ([]File, error) {
 	}
 	_, files, err := a.Hasher.Tree(local)
 	return files, err
+}
+
+// webFiles is a web URL's file: its version as the server names it (ETag,
+// else Last-Modified), without fetching it; a server that names none is
+// fetched into the cache and its content hashed.
+func (a *Activities) webFiles(ctx context.Context, uri string) ([]File, error) {
+	version, err := a.Host.WebVersion(ctx, uri)
+	if err != nil {
+		return nil, err
+	}
+	if version != "" {
+		return []File{{Hash: "web " + uri + " " + version}}, nil
+	}
+	f, err := a.Host.WebFile(ctx, uri)
+	if err != nil {
+		return nil, err
+	}
+	return []File{{Hash: "sha256 " + f.SHA256}}, nil
 }
 
 // objectFiles lists the object p, or the objects of the folder p.

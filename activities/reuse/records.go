@@ -70,7 +70,7 @@ func writeJSON(ctx context.Context, h *stepio.Host, uri string, v any) error {
 	if err != nil {
 		return err
 	}
-	if d, p, ok := h.S3Location(uri); ok {
+	if d, p, ok := h.ObjectLocation(uri); ok {
 		s, err := h.ObjectStore(d)
 		if err != nil {
 			return err
@@ -85,7 +85,7 @@ func writeJSON(ctx context.Context, h *stepio.Host, uri string, v any) error {
 }
 
 func readData(ctx context.Context, h *stepio.Host, uri string) ([]byte, error) {
-	if d, p, ok := h.S3Location(uri); ok {
+	if d, p, ok := h.ObjectLocation(uri); ok {
 		s, err := h.ObjectStore(d)
 		if err != nil {
 			return nil, err
@@ -101,7 +101,7 @@ func readData(ctx context.Context, h *stepio.Host, uri string) ([]byte, error) {
 
 // exists says whether the data at uri (a file or folder) is still there.
 func exists(ctx context.Context, h *stepio.Host, uri string) (bool, error) {
-	if d, p, ok := h.S3Location(uri); ok {
+	if d, p, ok := h.ObjectLocation(uri); ok {
 		s, err := h.ObjectStore(d)
 		if err != nil {
 			return false, err

@@ -62,7 +62,15 @@ func (h *Host) Bind(ctx context.Context, in Step, f Folders) (b Bindings, err er
 		}
 	}()
 	for _, inp := range in.Inputs {
-		if d, rest, ok := h.s3Input(inp); ok {
+		if webData(inp) {
+			v, err := h.webInput(ctx, in.StepPath, inp, f.Work)
+			if err != nil {
+				return b, err
+			}
+			b.inputs[inp.Name] = v
+			continue
+		}
+		if d, rest, ok := h.storedInput(inp); ok {
 			v, err := h.objectInput(ctx, in.StepPath, inp, d, rest, f.Work, &b.Mounts)
 			if err != nil {
 				return b, err
@@ -122,7 +130,11 @@ func (h *Host) InputValue(ctx context.Context, step string, inp plan.Input, work
 			return "", false, Invalid("step %q: input %q is data without a path: give the input a path", step, inp.Name)
 		}
 		uri := inp.Value.Data.Path
-		if d, rest, ok := h.S3Location(uri); ok {
+		if WebURL(uri) {
+			p, err := h.webInput(ctx, step, inp, work)
+			return p, err == nil, err
+		}
+		if d, rest, ok := h.ObjectLocation(uri); ok {
 			p, err := h.downloadInput(ctx, step, inp, d, rest, work)
 			return p, err == nil, err
 		}
@@ -205,7 +217,7 @@ func (h *Host) outputLocation(in Step, out plan.Output, f Folders) (OutputLocati
 	}
 	var up *Upload
 	p, err := h.LocalPath(uri)
-	if d, rest, ok := h.S3Location(uri); ok {
+	if d, rest, ok := h.ObjectLocation(uri); ok {
 		staged := filepath.Join(f.staging(), out.Name)
 		if err := os.RemoveAll(staged); err != nil {
 			return OutputLocation{}, nil, fmt.Errorf("step %q: clear the staging folder of output %q: %w", in.StepPath, out.Name, err)

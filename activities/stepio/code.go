@@ -9,8 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"go.temporal.io/sdk/temporal"
-
 	"github.com/porch-pipelines/porch/activities/codesnapshot"
 )
 
@@ -22,7 +20,7 @@ func (h *Host) codePath(ctx context.Context, step, code string) (string, error) 
 	if !strings.HasPrefix(code, DatastorePrefix) {
 		return code, nil
 	}
-	d, p, onS3 := h.S3Location(code)
+	d, p, onS3 := h.ObjectLocation(code)
 	if !onS3 {
 		local, err := h.LocalPath(code)
 		if err != nil {
@@ -39,7 +37,7 @@ func (h *Host) codePath(ctx context.Context, step, code string) (string, error) 
 	}
 	s, err := h.ObjectStore(d)
 	if err != nil {
-		return "", temporal.NewApplicationError(fmt.Sprintf("step %q: code: open datastore %q: %v", step, d.Name, err), "DatastoreUnavailable")
+		return "", StoreError(fmt.Sprintf("step %q: code: open datastore %q", step, d.Name), err)
 	}
 	h.snapshotsOnce.Do(func() { h.snapshots.Dir = filepath.Join(h.Home, "cache", "code") })
 	local, _, err := h.snapshots.Fetch(ctx, s, hash, name)
@@ -47,7 +45,7 @@ func (h *Host) codePath(ctx context.Context, step, code string) (string, error) 
 		return "", Invalid("step %q: code %q on datastore %q: %v", step, code, d.Name, err)
 	}
 	if err != nil {
-		return "", temporal.NewApplicationError(fmt.Sprintf("step %q: fetch code %q from datastore %q: %v", step, code, d.Name, err), "DatastoreUnavailable")
+		return "", StoreError(fmt.Sprintf("step %q: fetch code %q from datastore %q", step, code, d.Name), err)
 	}
 	return local, nil
 }

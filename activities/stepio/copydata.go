@@ -9,8 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"go.temporal.io/sdk/temporal"
-
 	"github.com/porch-pipelines/porch/activities/objectstore"
 )
 
@@ -29,13 +27,13 @@ func (h *Host) CopyData(ctx context.Context, from, to string) (bool, error) {
 		return false, err
 	}
 	defer done()
-	if d, p, ok := h.S3Location(to); ok {
+	if d, p, ok := h.ObjectLocation(to); ok {
 		s, err := h.ObjectStore(d)
 		if err != nil {
-			return false, temporal.NewApplicationError(fmt.Sprintf("open datastore %q: %v", d.Name, err), "DatastoreUnavailable")
+			return false, StoreError(fmt.Sprintf("open datastore %q", d.Name), err)
 		}
 		if _, err := s.Upload(ctx, src, p); err != nil {
-			return false, temporal.NewApplicationError(fmt.Sprintf("copy to %s: %v", to, err), "DatastoreUnavailable")
+			return false, StoreError(fmt.Sprintf("copy to %s", to), err)
 		}
 		return true, nil
 	}
@@ -49,8 +47,8 @@ func (h *Host) CopyData(ctx context.Context, from, to string) (bool, error) {
 // checkApart refuses a copy into itself, or over its own source: either
 // would never end or would destroy what it copies.
 func (h *Host) checkApart(from, to string) error {
-	_, _, s3From := h.S3Location(from)
-	_, _, s3To := h.S3Location(to)
+	_, _, s3From := h.ObjectLocation(from)
+	_, _, s3To := h.ObjectLocation(to)
 	if s3From || s3To {
 		if strings.TrimSuffix(from, "/") == strings.TrimSuffix(to, "/") {
 			return Invalid("cannot copy %s onto itself: give the output another path", from)
@@ -79,7 +77,7 @@ func within(p, dir string) bool {
 // when there is nothing at uri.
 func (h *Host) fetch(ctx context.Context, uri string) (path string, done func(), err error) {
 	nothing := func() {}
-	d, p, ok := h.S3Location(uri)
+	d, p, ok := h.ObjectLocation(uri)
 	if !ok {
 		local, err := h.LocalPath(uri)
 		if err != nil {
@@ -92,7 +90,7 @@ func (h *Host) fetch(ctx context.Context, uri string) (path string, done func(),
 	}
 	s, err := h.ObjectStore(d)
 	if err != nil {
-		return "", nothing, temporal.NewApplicationError(fmt.Sprintf("open datastore %q: %v", d.Name, err), "DatastoreUnavailable")
+		return "", nothing, StoreError(fmt.Sprintf("open datastore %q", d.Name), err)
 	}
 	scratch := filepath.Join(h.Home, "tmp")
 	if err := os.MkdirAll(scratch, 0o755); err != nil {
@@ -110,7 +108,7 @@ func (h *Host) fetch(ctx context.Context, uri string) (path string, done func(),
 		if errors.As(err, &oe) && oe.NotFound() {
 			return "", nothing, nil
 		}
-		return "", nothing, temporal.NewApplicationError(fmt.Sprintf("copy from %s: %v", uri, err), "DatastoreUnavailable")
+		return "", nothing, StoreError(fmt.Sprintf("copy from %s", uri), err)
 	}
 	return local, done, nil
 }

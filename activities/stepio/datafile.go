@@ -15,7 +15,7 @@ import (
 // on whatever kind of datastore the run uses.
 func (h *Host) WriteFile(ctx context.Context, uri string, data []byte) error {
 	h.RefreshDatastores(ctx, uri)
-	if d, p, ok := h.S3Location(uri); ok {
+	if d, p, ok := h.ObjectLocation(uri); ok {
 		s, err := h.ObjectStore(d)
 		if err != nil {
 			return fmt.Errorf("open datastore %q: %w", d.Name, err)

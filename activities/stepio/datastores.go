@@ -93,7 +93,7 @@ func (h *Host) LocalPath(uri string) (string, error) {
 // this worker: in a local datastore's folder, and under the porch home when
 // the datastore is an object store.
 func (h *Host) ArtifactsPath(uri string) (string, error) {
-	if _, _, ok := h.S3Location(uri); ok {
+	if _, _, ok := h.ObjectLocation(uri); ok {
 		return LocalPath(h.Home, uri)
 	}
 	return h.LocalPath(uri)
@@ -130,16 +130,16 @@ func mapPath(home string, byName map[string]plan.Datastore, uri string) (string,
 	}
 }
 
-// S3Location says whether uri is on one of stores that is an s3 datastore:
+// ObjectLocation says whether uri is on one of stores that is an object store:
 // which one, and the path inside it. The CLI uses it to read what workers
 // copied there.
-func S3Location(stores []plan.Datastore, uri string) (plan.Datastore, string, bool) {
+func ObjectLocation(stores []plan.Datastore, uri string) (plan.Datastore, string, bool) {
 	name, rest, ok := plan.SplitDatastoreURI(uri)
 	if !ok {
 		return plan.Datastore{}, "", false
 	}
 	for _, d := range stores {
-		if d.Name == name && d.Type == plan.DatastoreS3 {
+		if d.Name == name && d.ObjectStore() {
 			return d, rest, true
 		}
 	}

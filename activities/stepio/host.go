@@ -13,6 +13,7 @@ import (
 
 	"github.com/porch-pipelines/porch/activities/codesnapshot"
 	"github.com/porch-pipelines/porch/activities/objectstore/lazyfs"
+	"github.com/porch-pipelines/porch/activities/webdata"
 	"github.com/porch-pipelines/porch/compiler/plan"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
@@ -58,6 +59,9 @@ type Host struct {
 	snapshots     codesnapshot.Cache
 	snapshotsOnce sync.Once
 	python        stepPython
+	// web is the cache of data fetched from web URLs, under Home/cache/web.
+	web     *webdata.Cache
+	webOnce sync.Once
 }
 
 // DetachDeadMounts detaches, once per worker, the inputs a dead worker of

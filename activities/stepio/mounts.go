@@ -5,8 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-
-	"go.temporal.io/sdk/temporal"
+	"strings"
 
 	"github.com/porch-pipelines/porch/activities/objectstore"
 	"github.com/porch-pipelines/porch/activities/objectstore/lazyfs"
@@ -68,14 +67,14 @@ var (
 
 // s3Input says whether inp is data on a registered s3 datastore, which one,
 // and the path inside it.
-func (h *Host) s3Input(inp plan.Input) (plan.Datastore, string, bool) {
+func (h *Host) storedInput(inp plan.Input) (plan.Datastore, string, bool) {
 	if inp.Value.Kind != plan.ValueData || inp.Value.Data == nil {
 		return plan.Datastore{}, "", false
 	}
-	return h.S3Location(inp.Value.Data.Path)
+	return h.ObjectLocation(inp.Value.Data.Path)
 }
 
-// objectInput makes a data input on an s3 datastore readable by the
+// objectInput makes a data input on object storage readable by the
 // command in the working folder work, as its mode says, and returns what
 // the command sees: a mounted or downloaded local path, or the URI.
 func (h *Host) objectInput(ctx context.Context, step string, inp plan.Input, d plan.Datastore, p, work string, ms *mountSet) (string, error) {
@@ -85,6 +84,11 @@ func (h *Host) objectInput(ctx context.Context, step string, inp plan.Input, d p
 	}
 	switch mode {
 	case ReadDirect:
+		if !strings.HasPrefix(inp.Value.Data.Path, DatastorePrefix) {
+			// A URI the pipeline wrote is passed as written, as Azure ML
+			// passes a direct input's URI.
+			return inp.Value.Data.Path, nil
+		}
 		return h.directURI(step, inp, d, p)
 	case ReadMount:
 		local, err := h.mountInput(ctx, step, inp, d, p, work, ms)
@@ -95,18 +99,19 @@ func (h *Host) objectInput(ctx context.Context, step string, inp plan.Input, d p
 	return h.downloadInput(ctx, step, inp, d, p, work)
 }
 
-// directURI is the s3:// URI of the data, which a direct input renders as
-// (Azure ML passes a direct input's storage URI for the job to read).
+// directURI is the storage's URI of the data, which a direct input renders
+// as (Azure ML passes a direct input's storage URI for the job to read):
+// s3://<bucket>/<key>, or https://<account>.blob.<endpoint>/<container>/<path>.
 func (h *Host) directURI(step string, inp plan.Input, d plan.Datastore, p string) (string, error) {
 	s, err := h.ObjectStore(d)
 	if err != nil {
-		return "", temporal.NewApplicationError(fmt.Sprintf("step %q: input %q: open datastore %q: %v", step, inp.Name, d.Name, err), "DatastoreUnavailable")
+		return "", StoreError(fmt.Sprintf("step %q: input %q: open %s", step, inp.Name, describe(d)), err)
 	}
-	key, err := s.Key(p)
+	u, err := s.URI(p)
 	if err != nil {
 		return "", Invalid("step %q: input %q: %v", step, inp.Name, err)
 	}
-	return "s3://" + d.Bucket + "/" + key, nil
+	return u, nil
 }
 
 // mountInput mounts the data read-only at .porch-inputs/<input> in the
@@ -118,7 +123,7 @@ func (h *Host) mountInput(ctx context.Context, step string, inp plan.Input, d pl
 	}
 	s, err := h.ObjectStore(d)
 	if err != nil {
-		return "", temporal.NewApplicationError(fmt.Sprintf("step %q: input %q: open datastore %q: %v", step, inp.Name, d.Name, err), "DatastoreUnavailable")
+		return "", StoreError(fmt.Sprintf("step %q: input %q: open %s", step, inp.Name, describe(d)), err)
 	}
 	var mounted *lazyfs.Mounted
 	err = errMountsOff
@@ -128,14 +133,14 @@ func (h *Host) mountInput(ctx context.Context, step string, inp plan.Input, d pl
 	var serr *objectstore.Error
 	switch {
 	case errors.As(err, &serr):
-		return "", temporal.NewApplicationError(fmt.Sprintf("step %q: mount input %q from datastore %q: %v", step, inp.Name, d.Name, err), "DatastoreUnavailable")
+		return "", StoreError(fmt.Sprintf("step %q: mount input %q", step, inp.Name), err)
 	case err != nil:
 		ms.unavailable = err
 		ms.Notes = append(ms.Notes, fmt.Sprintf("porch: FUSE mounts are not available on this worker (%v): ro_mount inputs on object storage are downloaded into the working folder instead", err))
 		return "", errNoMount
 	}
 	ms.mounted = append(ms.mounted, mounted)
-	ms.Notes = append(ms.Notes, fmt.Sprintf("porch: input %q: %q on datastore %q is mounted read-only at %s; files are fetched as they are read", inp.Name, p, d.Name, mounted.Path))
+	ms.Notes = append(ms.Notes, fmt.Sprintf("porch: input %q: %q on %s is mounted read-only at %s; files are fetched as they are read", inp.Name, p, describe(d), mounted.Path))
 	return mounted.Path, nil
 }
 

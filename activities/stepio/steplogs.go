@@ -30,7 +30,7 @@ var stepLogFolders = []string{"logs", "user_logs"}
 // copy is a warning in the worker's log (and the logs stay on this
 // worker's home).
 func (h *Host) UploadLogs(ctx context.Context, step string, f Folders) {
-	d, p, ok := h.S3Location(f.ArtifactsURI)
+	d, p, ok := h.ObjectLocation(f.ArtifactsURI)
 	if !ok {
 		return
 	}

@@ -159,7 +159,7 @@ func (a *Activities) trialMetricsFile(ctx context.Context, uri string) (string, 
 		return "", nil, stepio.Invalid("%v", err)
 	}
 	local := filepath.Join(dir, metrics.FileName)
-	d, p, onS3 := a.S3Location(uri)
+	d, p, onS3 := a.ObjectLocation(uri)
 	if _, err := os.Stat(local); err == nil || !onS3 {
 		return local, func() {}, nil
 	}

@@ -37,7 +37,8 @@ func TestMain(m *testing.M) {
 
 // TestScripts runs testdata/script/*.txtar: what a user types and sees.
 // Each script gets its own PORCH_HOME and no configured server; SAMPLES
-// names samples/ and HISTORIES the recorded replay fixtures.
+// names samples/, HISTORIES the recorded replay fixtures and EXAMPLES the
+// shared copy of azureml-examples.
 func TestScripts(t *testing.T) {
 	samples, err := filepath.Abs(filepath.Join("..", "..", "samples"))
 	if err != nil {
@@ -47,12 +48,17 @@ func TestScripts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	examples, err := filepath.Abs(filepath.Join("..", "..", "..", "shared", "azureml-examples"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	testscript.Run(t, testscript.Params{
 		Dir: filepath.Join("testdata", "script"),
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("PORCH_HOME", filepath.Join(env.WorkDir, "home"))
 			env.Setenv("SAMPLES", samples)
 			env.Setenv("HISTORIES", histories)
+			env.Setenv("EXAMPLES", examples)
 			return nil
 		},
 		Condition: scriptCondition,

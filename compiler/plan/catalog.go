@@ -18,10 +18,41 @@ type Catalog struct {
 const (
 	DatastoreLocal = "local"
 	DatastoreS3    = "s3"
+	// DatastoreAzureBlob is a container of an Azure Storage account.
+	DatastoreAzureBlob = "azure_blob"
+	// DatastoreAzureDataLakeGen2 is a file system of an Azure Data Lake
+	// Storage Gen2 account, which porch reaches through its blob API.
+	DatastoreAzureDataLakeGen2 = "azure_data_lake_gen2"
 )
 
-// Datastore is a registered datastore. Credentials are never stored: an s3
-// datastore's come from each worker's environment.
+// ObjectStore says whether the datastore is object storage (s3, Azure
+// Blob, ADLS Gen2), which workers reach over the network, rather than a
+// folder they see.
+func (d Datastore) ObjectStore() bool {
+	switch d.Type {
+	case DatastoreS3, DatastoreAzureBlob, DatastoreAzureDataLakeGen2:
+		return true
+	}
+	return false
+}
+
+// Azure says whether the datastore is Azure Storage.
+func (d Datastore) Azure() bool {
+	return d.Type == DatastoreAzureBlob || d.Type == DatastoreAzureDataLakeGen2
+}
+
+// Container is an Azure datastore's container: container_name, or an
+// ADLS Gen2 file system.
+func (d Datastore) Container() string {
+	if d.Type == DatastoreAzureDataLakeGen2 {
+		return d.Filesystem
+	}
+	return d.ContainerName
+}
+
+// Datastore is a registered datastore, or for data named by a wasbs://,
+// abfss:// or blob https:// URI, the container it names (Name empty).
+// Credentials are never stored: they come from each worker's environment.
 type Datastore struct {
 	Name        string `json:"name"`
 	Type        string `json:"type"`
@@ -30,10 +61,19 @@ type Datastore struct {
 	// (a disk for one machine, NFS for a fleet).
 	Path string `json:"path,omitempty"`
 	// Endpoint, Bucket, Prefix and Region are an s3 datastore's.
+	// An Azure datastore's Endpoint is the storage's DNS suffix
+	// ("core.windows.net" when empty), as in Azure ML.
 	Endpoint string `json:"endpoint,omitempty"`
 	Bucket   string `json:"bucket,omitempty"`
 	Prefix   string `json:"prefix,omitempty"`
 	Region   string `json:"region,omitempty"`
+	// AccountName, ContainerName and Protocol are an azure_blob
+	// datastore's (Protocol https, the default, or http); AccountName and
+	// Filesystem an azure_data_lake_gen2 one's.
+	AccountName   string `json:"account_name,omitempty"`
+	ContainerName string `json:"container_name,omitempty"`
+	Filesystem    string `json:"filesystem,omitempty"`
+	Protocol      string `json:"protocol,omitempty"`
 }
 
 // Asset is one version of a registered data asset or model: both are a

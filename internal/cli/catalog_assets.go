@@ -75,7 +75,7 @@ func (a *app) assetCreate(k assetKind) *cobra.Command {
 	f.StringVarP(&af.file, "file", "f", "", "the "+k.noun+" YAML file (name, version, type, path, description)")
 	f.StringVarP(&af.name, "name", "n", "", "the "+k.noun+"'s name")
 	f.StringVarP(&af.version, "version", "v", "", "its version (default 1); versions are immutable")
-	f.StringVarP(&af.path, "path", "p", "", "a local file or folder, a file:// URI or azureml://datastores/<name>/paths/<path>")
+	f.StringVarP(&af.path, "path", "p", "", "a local file or folder, a file:// URI, azureml://datastores/<name>/paths/<path>, or a wasbs://, abfss:// or https:// URI")
 	f.StringVarP(&af.typ, "type", "t", "", "one of "+strings.Join(k.types, ", ")+" (default "+k.defType+")")
 	f.StringVarP(&af.description, "description", "d", "", "a description")
 	flags.register(cmd)
@@ -284,9 +284,16 @@ func (s assetSource) assetPath(d plan.Asset) (string, error) {
 		return p, nil
 	case strings.HasPrefix(p, "file://"):
 		return p, nil
-	case strings.Contains(p, "://") || strings.HasPrefix(p, "azureml:"):
-		return "", s.errorf("path", "path %q: porch reads a local path, a file:// URI or azureml://datastores/<name>/paths/<path>: "+
-			"copy it there first", p)
+	}
+	if _, ok, err := plan.ParseStorageURI(p); ok {
+		if err != nil {
+			return "", s.errorf("path", "path %v", err)
+		}
+		return p, nil
+	}
+	if strings.Contains(p, "://") || strings.HasPrefix(p, "azureml:") {
+		return "", s.errorf("path", "path %q: porch reads a local path, a file:// URI, azureml://datastores/<name>/paths/<path>, "+
+			"or a wasbs://, abfss:// or https:// URI: copy it there first", p)
 	}
 	base := "the working folder"
 	if !filepath.IsAbs(p) {

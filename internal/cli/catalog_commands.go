@@ -55,7 +55,8 @@ func (a *app) datastoreCommand() *cobra.Command {
 					}
 					a.fields([][2]string{{"name", d.Name}, {"type", d.Type}, {"description", d.Description},
 						{"path", d.Path}, {"endpoint", d.Endpoint}, {"bucket", d.Bucket}, {"prefix", d.Prefix},
-						{"region", d.Region}})
+						{"region", d.Region}, {"account_name", d.AccountName}, {"container_name", d.ContainerName},
+						{"filesystem", d.Filesystem}, {"protocol", d.Protocol}})
 					return nil
 				})
 			}),
@@ -69,8 +70,20 @@ func (a *app) datastoreCommand() *cobra.Command {
 	return cmd
 }
 
-// datastoreLocation is a local datastore's folder or an s3 one's bucket.
+// datastoreLocation is a local datastore's folder, an s3 one's bucket or
+// an Azure one's container.
 func datastoreLocation(d plan.Datastore) string {
+	if d.Azure() {
+		scheme, host := "wasbs", "blob"
+		if d.Type == plan.DatastoreAzureDataLakeGen2 {
+			scheme, host = "abfss", "dfs"
+		}
+		suffix := d.Endpoint
+		if suffix == "" {
+			suffix = "core.windows.net"
+		}
+		return fmt.Sprintf("%s://%s@%s.%s.%s", scheme, d.Container(), d.AccountName, host, suffix)
+	}
 	if d.Type != plan.DatastoreS3 {
 		return d.Path
 	}

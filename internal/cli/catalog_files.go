@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -121,8 +122,18 @@ var credentialKeys = []string{"credentials", "access_key", "secret_key", "access
 	"aws_access_key_id", "aws_secret_access_key", "session_token", "account_key", "sas_token", "password",
 	"client_secret"}
 
-// azureDatastoreTypes are Azure ML's datastore types, which porch cannot use.
-var azureDatastoreTypes = []string{"azure_blob", "azure_file", "azure_data_lake_gen1", "azure_data_lake_gen2", "one_lake"}
+// refusedDatastoreTypes are Azure ML's datastore types porch cannot use,
+// and why.
+var refusedDatastoreTypes = map[string]string{
+	"azure_file": "an Azure Files share (SMB), which porch does not mount: copy the data to a blob container and register " +
+		"it as type: azure_blob, or mount the share on every worker and register the folder as type: local",
+	"azure_data_lake_gen1": "Azure Data Lake Storage Gen1, which Microsoft retired in February 2024: move the data to " +
+		"ADLS Gen2 and register it as type: azure_data_lake_gen2",
+	"one_lake": "a Microsoft Fabric OneLake, which porch does not reach: copy the data to a blob container (type: azure_blob)",
+}
+
+// datastoreTypes is what a datastore file's type: may say.
+const datastoreTypes = "local, s3, azure_blob or azure_data_lake_gen2"
 
 // parseDatastoreFile reads a `porch datastore create -f` file. A local
 // datastore's folder must exist on this machine; with createPath it is
@@ -132,18 +143,17 @@ func parseDatastoreFile(files userFiles, name string, createPath bool) (plan.Dat
 	if err != nil {
 		return plan.Datastore{}, nil, err
 	}
-	for i := 0; i < len(f.root.Content); i += 2 {
-		if k := f.root.Content[i]; slices.Contains(credentialKeys, strings.ToLower(k.Value)) {
-			return plan.Datastore{}, nil, f.errorf(k, "%q: porch never stores credentials: remove it; an s3 datastore's "+
-				"credentials come from each worker's environment (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY) or "+
-				"its credentials file (~/.aws/credentials)", k.Value)
-		}
-	}
 	var d plan.Datastore
 	if d.Name, err = f.required("name", "the datastore's name"); err != nil {
 		return d, nil, err
 	}
-	if d.Type, err = f.required("type", "local or s3"); err != nil {
+	if d.Type, err = f.required("type", datastoreTypes); err != nil {
+		return d, nil, err
+	}
+	if why := refusedDatastoreTypes[d.Type]; why != "" {
+		return d, nil, f.errorf(f.keys["type"], "type %q is %s", d.Type, why)
+	}
+	if err := f.refuseCredentials(d); err != nil {
 		return d, nil, err
 	}
 	if d.Description, err = f.str("description", ""); err != nil {
@@ -167,21 +177,49 @@ func parseDatastoreFile(files userFiles, name string, createPath bool) (plan.Dat
 		if d.Bucket, err = f.required("bucket", "the bucket's name"); err != nil {
 			return d, nil, err
 		}
-		for _, kv := range []struct {
-			key string
-			dst *string
-		}{{"endpoint", &d.Endpoint}, {"prefix", &d.Prefix}, {"region", &d.Region}} {
-			if *kv.dst, err = f.str(kv.key, ""); err != nil {
-				return d, nil, err
-			}
+		if err := f.strs(map[string]*string{"endpoint": &d.Endpoint, "prefix": &d.Prefix, "region": &d.Region}); err != nil {
+			return d, nil, err
 		}
-	case slices.Contains(azureDatastoreTypes, d.Type):
-		return d, nil, f.errorf(typ, "type %q is an Azure storage service, which porch cannot reach: porch supports "+
-			"type: local (a folder every worker sees) and type: s3 (any S3-compatible object store)", d.Type)
+	case d.Azure():
+		if err := f.azureDatastore(&d); err != nil {
+			return d, nil, err
+		}
 	default:
-		return d, nil, f.errorf(typ, "unknown datastore type %q: porch supports local and s3", d.Type)
+		return d, nil, f.errorf(typ, "unknown datastore type %q: porch supports %s", d.Type, datastoreTypes)
 	}
 	return d, f.warnings, nil
+}
+
+// strs reads optional scalar keys into their destinations.
+func (f *catalogFile) strs(keys map[string]*string) error {
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
+		v, err := f.str(k, "")
+		if err != nil {
+			return err
+		}
+		*keys[k] = v
+	}
+	return nil
+}
+
+// refuseCredentials refuses a key that would put a secret in the
+// catalogue. An Azure datastore's credentials: mapping, which Azure's own
+// files hold, is read past (azureCredentials), not refused.
+func (f *catalogFile) refuseCredentials(d plan.Datastore) error {
+	for i := 0; i < len(f.root.Content); i += 2 {
+		k := f.root.Content[i]
+		key := strings.ToLower(k.Value)
+		if !slices.Contains(credentialKeys, key) || (key == "credentials" && d.Azure()) {
+			continue
+		}
+		where := "an s3 datastore's credentials come from each worker's environment (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY) or " +
+			"its credentials file (~/.aws/credentials)"
+		if d.Azure() {
+			where = "an Azure datastore's credentials come from each worker's environment (see docs/azure-storage.md)"
+		}
+		return f.errorf(k, "%q: porch never stores credentials: remove it; %s", k.Value, where)
+	}
+	return nil
 }
 
 // datastoreFolder checks that a local datastore's folder exists, creating

@@ -191,10 +191,10 @@ func outputNames(v runView) string {
 	return strings.Join(names, ", ")
 }
 
-// fetch copies the file or folder at uri to dest: from an s3 datastore
+// fetch copies the file or folder at uri to dest: from an object-store datastore
 // with this user's credentials, else from the folder it maps to here.
 func (a *app) fetch(ctx context.Context, sess *session, home string, stores []plan.Datastore, uri, dest string) error {
-	if d, p, ok := stepio.S3Location(stores, uri); ok && sess != nil {
+	if d, p, ok := stepio.ObjectLocation(stores, uri); ok && sess != nil {
 		st, err := sess.objectStore(d)
 		if err != nil {
 			return err

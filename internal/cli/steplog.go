@@ -68,7 +68,7 @@ func (l logLocator) find(runID, datastore string, s workflows.StepState) stepLog
 		}
 		uri = stepio.StepArtifactsURI(datastore, runID, s.Path)
 	}
-	if d, p, ok := stepio.S3Location(l.stores, uri); ok {
+	if d, p, ok := stepio.ObjectLocation(l.stores, uri); ok {
 		// A worker on this host keeps the step's artifacts under the home
 		// while the step runs.
 		log := stepLog{store: &d, path: path.Join(p, rel)}
