@@ -26,7 +26,7 @@ func (a *app) jobCommand() *cobra.Command {
 		Short: "Submit, list, show, cancel runs and read their logs (as az ml job)",
 	}
 	cmd.AddCommand(a.jobCreateCommand(), a.jobListCommand(), a.jobShowCommand(), a.jobCancelCommand(), a.jobResumeCommand(),
-		a.jobLogsCommand(), a.jobHistoryCommand(), a.jobExplainCommand())
+		a.jobLogsCommand(), a.jobHistoryCommand(), a.jobExplainCommand(), a.jobGraphCommand())
 	return cmd
 }
 
