@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/porch-pipelines/porch/workflows"
 	"github.com/porch-pipelines/porch/sweep"
+	"github.com/porch-pipelines/porch/workflows"
 )
 
 // parallelView is a parallel step's mini-batches: how many succeeded,

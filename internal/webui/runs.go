@@ -35,12 +35,12 @@ type runView struct {
 // visibility query: porch's PorchStatus for how a run ended in porch's
 // words, Temporal's ExecutionStatus for what porch does not set.
 var statusFilters = map[string]string{
-	"running":   "ExecutionStatus = 'Running'",
-	"succeeded": workflows.AttrStatus + " = 'succeeded'",
-	"failed":    workflows.AttrStatus + " = 'failed'",
-	"canceled":  workflows.AttrStatus + " = 'canceled'",
+	"running":    "ExecutionStatus = 'Running'",
+	"succeeded":  workflows.AttrStatus + " = 'succeeded'",
+	"failed":     workflows.AttrStatus + " = 'failed'",
+	"canceled":   workflows.AttrStatus + " = 'canceled'",
 	"terminated": "ExecutionStatus = 'Terminated'",
-	"timed_out": "ExecutionStatus = 'TimedOut'",
+	"timed_out":  "ExecutionStatus = 'TimedOut'",
 }
 
 // maxRunsPage bounds one page of the run list.
