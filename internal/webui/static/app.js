@@ -146,7 +146,7 @@ function showRun(id, step) {
       dagBox.replaceChildren(el("p", { class: "error" }, String(e)));
     }
   })();
-  return () => { stopped = true; clearTimeout(timer); panel.close(); };
+  return () => { stopped = true; clearTimeout(timer); panel.close(true); };
 }
 
 function showHead(head, run) {

@@ -22,7 +22,7 @@ export class Panel {
   // open shows the step at path (node is its graph node; none for a
   // sweep's trial).
   async open(path, node) {
-    this.close();
+    this.close(true);
     this.path = path;
     this.node = node;
     this.box.hidden = false;
@@ -31,11 +31,13 @@ export class Panel {
     await this.refresh(true);
   }
 
-  close() {
+  // close hides the panel; leaving is set when the page leaves the run,
+  // whose URL is then no longer the panel's to change.
+  close(leaving = false) {
     this.timers.forEach(clearTimeout);
     this.timers = [];
     this.destroyCharts();
-    if (this.path) this.onOpen("");
+    if (this.path && !leaving) this.onOpen("");
     this.path = "";
     this.box.hidden = true;
     this.log = null;
