@@ -112,6 +112,37 @@ jobs:
 	resp.Body.Close()
 	assert.Equal(t, http.StatusNotFound, resp.StatusCode)
 
+	// A step on a compute no worker serves (porch dev runs no fleet here)
+	// is waiting for a worker; the one after it is queued.
+	compute := filepath.Join(dir, "idle.yml")
+	require.NoError(t, os.WriteFile(compute, []byte("name: idle\ntype: amlcompute\nsize: Standard_D4s_v3\nmax_instances: 1\n"), 0o644))
+	require.Equal(t, ExitOK, Run(context.Background(), []string{"compute", "create", "--address", addr, "-f", compute}, nil, &out, &errOut),
+		"%s", &errOut)
+	idle := filepath.Join(dir, "idle-run.yml")
+	require.NoError(t, os.WriteFile(idle, []byte(`type: pipeline
+name: ui-idle
+jobs:
+  stuck:
+    command: echo never
+    compute: azureml:idle
+    outputs:
+      out:
+  next:
+    command: ls ${{inputs.x}}
+    inputs:
+      x: ${{parent.jobs.stuck.outputs.out}}
+`), 0o644))
+	stuck := submit(t, addr, idle)
+	var state struct{ Steps []struct{ Path, Status, Detail string } }
+	// Waits for the step's workflow to start and the page to see no poller.
+	require.Eventually(t, func() bool {
+		getJSON(t, base+"api/runs/"+stuck+"/steps", &state)
+		return len(state.Steps) == 2 && state.Steps[0].Status == "waiting"
+	}, time.Minute, 100*time.Millisecond, "%+v", &state)
+	assert.Contains(t, state.Steps[0].Detail, "no worker polls task queue porch-compute-idle")
+	assert.Equal(t, "queued", state.Steps[1].Status)
+	require.Equal(t, ExitOK, Run(context.Background(), []string{"job", "cancel", "--address", addr, stuck}, nil, &out, &errOut))
+
 	cancel()
 	assert.Equal(t, ExitOK, <-done, "%s", &stderr)
 }

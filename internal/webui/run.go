@@ -90,12 +90,29 @@ func (s *server) runError(w http.ResponseWriter, id string, err error, what stri
 		"running porch's workflows (of this version or later) answers", id, what, err))
 }
 
-// graph asks a run for its DAG (the Pipeline workflow's graph query).
+// graph asks a run for its DAG (the Pipeline workflow's graph query),
+// once: a run's DAG never changes, and every poll needs it.
 func (s *server) graph(ctx context.Context, id string) (graph.Graph, error) {
-	var g graph.Graph
-	err := query(ctx, s.opts.Client, id, workflows.GraphQuery, &g)
-	return g, err
+	s.mu.Lock()
+	g, ok := s.graphs[id]
+	s.mu.Unlock()
+	if ok {
+		return g, nil
+	}
+	if err := query(ctx, s.opts.Client, id, workflows.GraphQuery, &g); err != nil {
+		return g, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.graphs) >= maxGraphs {
+		clear(s.graphs)
+	}
+	s.graphs[id] = g
+	return g, nil
 }
+
+// maxGraphs bounds the runs' graphs the page keeps.
+const maxGraphs = 100
 
 // query asks a workflow a query and decodes its answer into out.
 func query(ctx context.Context, c client.Client, id, name string, out any) error {

@@ -20,10 +20,12 @@ import (
 	"io/fs"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"go.temporal.io/sdk/client"
 
+	"github.com/porch-pipelines/porch/graph"
 	"github.com/porch-pipelines/porch/workflows"
 )
 
@@ -61,7 +63,7 @@ const queryTimeout = 5 * time.Second
 // Handler serves the page at / and its API under /api/. Mount it under a
 // prefix with http.StripPrefix; the page's own links are relative.
 func Handler(opts Options) http.Handler {
-	s := &server{opts: opts, nested: newNestedCache(), queues: newQueueCache(opts.Client)}
+	s := &server{opts: opts, nested: newNestedCache(), queues: newQueueCache(opts.Client), graphs: map[string]graph.Graph{}}
 	sub, err := fs.Sub(static, "static")
 	if err != nil {
 		panic(err) // the embedded folder is there at build time
@@ -95,6 +97,8 @@ type server struct {
 	opts   Options
 	nested *nestedCache
 	queues *queueCache
+	mu     sync.Mutex
+	graphs map[string]graph.Graph // by run id
 }
 
 func (s *server) config(w http.ResponseWriter, r *http.Request) {
