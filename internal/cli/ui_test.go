@@ -133,7 +133,9 @@ jobs:
       x: ${{parent.jobs.stuck.outputs.out}}
 `), 0o644))
 	stuck := submit(t, addr, idle)
-	var state struct{ Steps []struct{ Path, Status, Detail string } }
+	var state struct {
+		Steps []struct{ Path, Status, Detail string }
+	}
 	// Waits for the step's workflow to start and the page to see no poller.
 	require.Eventually(t, func() bool {
 		getJSON(t, base+"api/runs/"+stuck+"/steps", &state)
