@@ -2,7 +2,7 @@
 GO ?= go
 SAMPLE ?= samples/hello/pipeline.yml
 
-.PHONY: run test build bench vet fuzz
+.PHONY: run test build bench vet fuzz ui-vendor
 
 # Build porch and run a sample pipeline on the embedded Temporal server.
 run: build
@@ -29,3 +29,23 @@ fuzz:
 # Per-step overhead on the embedded server, beside its baselines.
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 20m ./worker/ ./internal/devserver/
+
+# The web page's vendored libraries, built files from npm at pinned
+# versions, embedded in the binary (internal/webui/static/vendor): elkjs
+# lays the DAG out in a web worker, Chart.js charts a sweep's trials. Run it
+# after changing a version, and commit what it writes.
+ELKJS_VERSION = 0.12.1
+CHARTJS_VERSION = 4.6.1
+UI_VENDOR = internal/webui/static/vendor
+ui-vendor:
+	rm -rf .ui-vendor && mkdir -p .ui-vendor/elkjs .ui-vendor/chart.js $(UI_VENDOR)
+	cd .ui-vendor && npm pack --silent elkjs@$(ELKJS_VERSION) chart.js@$(CHARTJS_VERSION) >/dev/null
+	tar -xzf .ui-vendor/elkjs-$(ELKJS_VERSION).tgz -C .ui-vendor/elkjs --strip-components=1
+	tar -xzf .ui-vendor/chart.js-$(CHARTJS_VERSION).tgz -C .ui-vendor/chart.js --strip-components=1
+	cp .ui-vendor/elkjs/lib/elk-api.js .ui-vendor/elkjs/lib/elk-worker.min.js $(UI_VENDOR)/
+	cp .ui-vendor/elkjs/LICENSE.md $(UI_VENDOR)/elkjs-LICENSE.md
+	cp .ui-vendor/chart.js/dist/chart.umd.min.js $(UI_VENDOR)/
+	cp .ui-vendor/chart.js/LICENSE.md $(UI_VENDOR)/chart.js-LICENSE.md
+	printf 'elkjs %s\nchart.js %s\n' $(ELKJS_VERSION) $(CHARTJS_VERSION) > $(UI_VENDOR)/VERSIONS
+	cd $(UI_VENDOR) && sha256sum elk-api.js elk-worker.min.js chart.umd.min.js >> VERSIONS
+	rm -rf .ui-vendor

@@ -22,6 +22,12 @@ const (
 // StepsQuery is the query that returns every step's StepState.
 const StepsQuery = "steps"
 
+// GraphQuery is the query a Pipeline workflow answers with its DAG, a
+// graph.Graph: its steps, nested pipelines' included, and the step outputs
+// each step reads. Unlike the steps query it does not change while the run
+// runs.
+const GraphQuery = "graph"
+
 // Search attributes porch sets; the embedded server registers them, a real
 // cluster needs them registered once (porch prints the command).
 const (

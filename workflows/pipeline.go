@@ -8,6 +8,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/porch-pipelines/porch/compiler/plan"
+	"github.com/porch-pipelines/porch/graph"
 )
 
 // maxRunningSteps caps the steps of one DAG running at once, well under
@@ -37,6 +38,13 @@ func Pipeline(ctx workflow.Context, in PipelineInput) (PipelineResult, error) {
 	d := newDAG(in)
 	if err := setQuery(ctx, StepsQuery, func() ([]StepState, error) {
 		return d.states(), nil
+	}); err != nil {
+		return PipelineResult{}, err
+	}
+	// A query handler adds nothing to history: runs recorded before it
+	// replay unchanged, and answer it on a worker that has it.
+	if err := setQuery(ctx, GraphQuery, func() (graph.Graph, error) {
+		return graph.Of(d.in.Pipeline), nil
 	}); err != nil {
 		return PipelineResult{}, err
 	}

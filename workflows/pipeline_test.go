@@ -19,6 +19,7 @@ import (
 	"github.com/porch-pipelines/porch/activities/command"
 	"github.com/porch-pipelines/porch/compiler"
 	"github.com/porch-pipelines/porch/compiler/plan"
+	"github.com/porch-pipelines/porch/graph"
 )
 
 type PipelineSuite struct {
@@ -194,6 +195,30 @@ func (s *PipelineSuite) TestNestedPipelinesAreChildDAGs() {
 	s.Equal(firstOut, second.Inputs[1].Value.Data.Path, "the second copy reads the first copy's output")
 	s.Equal(second.Outputs[0].Path, last.Inputs[0].Value.Data.Path)
 	s.NotEqual(firstOut, second.Outputs[0].Path)
+}
+
+// TestGraphQueryAnswersTheDAG asks a run for its graph: its steps, the
+// nested pipelines' inside theirs, and an edge per step output another
+// step reads, labelled with that output and input.
+func (s *PipelineSuite) TestGraphQueryAnswersTheDAG() {
+	p := s.compile("nested.yaml")
+	s.onCommand(nil, nil)
+	s.env.ExecuteWorkflow(PipelineName, input(p, "g1"))
+	s.Require().NoError(s.env.GetWorkflowError())
+	v, err := s.env.QueryWorkflow(GraphQuery)
+	s.Require().NoError(err)
+	var g graph.Graph
+	s.Require().NoError(v.Get(&g))
+	var paths []string
+	g.Walk(func(n graph.Node) { paths = append(paths, n.Path) })
+	s.Equal([]string{"first", "first/make", "second", "second/make", "last"}, paths)
+	s.Equal([]graph.Edge{
+		{From: "first", Output: "result", To: "second", Input: "seed"},
+		{From: "second", Output: "result", To: "last", Input: "r"},
+	}, g.Edges)
+	s.Equal(plan.StepPipeline, g.Nodes[0].Type)
+	s.Equal("parent.inputs.count", g.Nodes[0].Pipeline.Nodes[0].Inputs[0].From)
+	s.Equal("3", g.Inputs[0].Value)
 }
 
 // limits.timeout is tested on the real server (worker/integration_test.go):

@@ -68,6 +68,10 @@ func read(path string, offset int64, maxBytes int) (recs []Record, next int64, m
 	return recs, offset + int64(end) + 1, malformed, nil
 }
 
+// Parse parses the complete lines of a metrics file's bytes (a copy read
+// from a datastore), skipping blank ones and counting malformed ones.
+func Parse(buf []byte) (recs []Record, malformed int) { return parseLines(buf) }
+
 // parseLines parses complete lines, skipping blank ones and counting
 // malformed ones.
 func parseLines(buf []byte) (recs []Record, malformed int) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/porch-pipelines/porch/compiler"
 	"github.com/porch-pipelines/porch/compiler/plan"
+	"github.com/porch-pipelines/porch/graph"
 	"github.com/porch-pipelines/porch/workflows"
 	"github.com/spf13/cobra"
 )
@@ -25,8 +26,8 @@ func (a *app) compileCommand() *cobra.Command {
 		Short: "Compile a pipeline job YAML file and print the plan porch runs",
 		Args:  exactArgs(1, "one pipeline YAML file"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if output != "json" && output != "summary" && output != "start-input" {
-				return usageError("-o %q: expected json, summary or start-input", output)
+			if !slices.Contains([]string{"json", "summary", "start-input", "mermaid", "dot"}, output) {
+				return usageError("-o %q: expected json, summary, start-input, mermaid or dot", output)
 			}
 			overrides, err := parseSet(set)
 			if err != nil {
@@ -43,6 +44,12 @@ func (a *app) compileCommand() *cobra.Command {
 			case "summary":
 				writeSummary(a.stdout, p)
 				return nil
+			case "mermaid":
+				_, err = io.WriteString(a.stdout, graph.Mermaid(graph.Of(p.Pipeline), nil))
+				return err
+			case "dot":
+				_, err = io.WriteString(a.stdout, graph.DOT(p.Name, graph.Of(p.Pipeline), nil))
+				return err
 			case "start-input":
 				p.Settings.SubmittedBy = submitter(a.getenv)
 				v = workflows.NewPipelineInput(p, "")
@@ -56,7 +63,8 @@ func (a *app) compileCommand() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "json", "output format: json (the plan), summary (one line per step), "+
-		"or start-input (the input of a Pipeline workflow, for temporal workflow start --input-file; the workflow id is the run id)")
+		"start-input (the input of a Pipeline workflow, for temporal workflow start --input-file; the workflow id is the run id), "+
+		"mermaid (the DAG as a Mermaid flowchart) or dot (the DAG for Graphviz)")
 	cmd.Flags().StringArrayVar(&set, "set", nil, setUsage)
 	server.register(cmd)
 	return cmd

@@ -26,7 +26,8 @@ func (a *app) jobCommand() *cobra.Command {
 		Short: "Submit, list, show, cancel runs and read their logs (as az ml job)",
 	}
 	cmd.AddCommand(a.jobCreateCommand(), a.jobListCommand(), a.jobShowCommand(), a.jobCancelCommand(), a.jobResumeCommand(),
-		a.jobLogsCommand(), a.jobHistoryCommand(), a.jobExplainCommand(), a.jobDownloadCommand(), a.jobStreamCommand())
+		a.jobLogsCommand(), a.jobHistoryCommand(), a.jobExplainCommand(), a.jobDownloadCommand(), a.jobStreamCommand(),
+		a.jobGraphCommand())
 	return cmd
 }
 

@@ -134,6 +134,12 @@ func (a *app) runDev(ctx context.Context, f devFlags) error {
 		return fmt.Errorf("start the worker: %v", err)
 	}
 	metrics.ready(sess.client)
+	banner := ""
+	if !isLoopbackIP(f.ip) && f.insecure {
+		banner = devserver.InsecureWarning(f.ip)
+	}
+	// Links go to the Temporal UI on the same origin.
+	sess.server.ServePages(pageHandler(sess, "/", banner))
 	st := devState{Address: sess.settings.Address, Namespace: f.namespace,
 		UI: sess.server.UIAddress(), PID: os.Getpid(), Python: a.getenv(envPython)}
 	if tlsOpts != nil {
@@ -235,6 +241,7 @@ func (a *app) printDevBanner(sess *session, db string, f devFlags, nodes *fleet.
 	}
 	if ui := sess.server.UIAddress(); ui != "" {
 		fmt.Fprintf(w, "  web UI:   %s\n", ui)
+		fmt.Fprintf(w, "  porch UI: %s%s (runs, their live DAG, steps' logs and trials)\n", ui, devserver.PagesPrefix)
 	}
 	fmt.Fprintf(w, "  database: %s\n", db)
 	fmt.Fprintf(w, "  worker:   task queues %s\n", strings.Join(sess.worker.Queues(), ", "))

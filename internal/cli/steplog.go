@@ -47,15 +47,18 @@ type logLocator struct {
 // step's logs/sys/job_report/processed_mini-batches.csv (one row per
 // attempt of a mini-batch). Other steps have none.
 func (l logLocator) find(runID, datastore string, s workflows.StepState) stepLog {
-	var rel string
 	switch s.Type {
 	case plan.StepCommand:
-		rel = "user_logs/std_log.txt"
+		return l.locate(runID, datastore, s, "user_logs/std_log.txt")
 	case plan.StepParallel:
-		rel = "logs/sys/job_report/processed_mini-batches.csv"
-	default:
-		return stepLog{}
+		return l.locate(runID, datastore, s, "logs/sys/job_report/processed_mini-batches.csv")
 	}
+	return stepLog{}
+}
+
+// locate finds the file rel (slash-separated) in a step's artifacts
+// folder, as find finds its log.
+func (l logLocator) locate(runID, datastore string, s workflows.StepState, rel string) stepLog {
 	uri := ""
 	for _, o := range s.Outputs {
 		if o.Name == plan.ArtifactsOutput {

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"slices"
 	"strconv"
 	"sync"
@@ -232,6 +233,15 @@ func newTemporalServer(conf *config.Config, opts Options, p ports, logger server
 		temporal.WithClaimMapper(func(*config.Config) authorization.ClaimMapper { return claimMapper }),
 		temporal.WithDynamicConfigClient(dynamicConfig(!opts.untuned)),
 	)
+}
+
+// ServePages serves h on the web UI's origin under PagesPrefix (h sees
+// paths without it), beside the Temporal UI; until it is called, those
+// paths answer 503. It does nothing without a UI.
+func (s *Server) ServePages(h http.Handler) {
+	if s.ui != nil {
+		s.ui.front.pages.Store(&h)
+	}
 }
 
 // FrontendAddress returns the frontend's gRPC address, host:port.

@@ -241,6 +241,21 @@ func TestUIServesTemporalUI(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal([]byte(body), &ns), body)
 	require.Equal(t, "default", ns.NamespaceInfo.Name)
+
+	// Under /porch/, on the same origin, the pages ServePages serves: 503
+	// until then, then the handler, which sees paths without the prefix.
+	_, resp = get(t, s.UIAddress()+"/porch/")
+	require.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
+	s.ServePages(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "page %s", r.URL.Path)
+	}))
+	body, resp = get(t, s.UIAddress()+"/porch/api/runs")
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Equal(t, "page /api/runs", body)
+	body, _ = get(t, s.UIAddress()+"/porch")
+	require.Equal(t, "page /", body, "/porch redirects to /porch/")
+	body, _ = get(t, s.UIAddress()+"/")
+	require.Contains(t, body, "_app/immutable", "the Temporal UI is still served beside them")
 }
 
 func get(t *testing.T, url string) (string, *http.Response) {

@@ -15,18 +15,18 @@ import (
 // uiStartTimeout bounds the wait for the UI's listener.
 const uiStartTimeout = 10 * time.Second
 
-// webUI is a running Temporal web UI.
+// webUI is a running Temporal web UI behind its front proxy.
 type webUI struct {
 	server *uiserver.Server
 	done   chan struct{} // closed when the server's Start returns
-	banner *bannerProxy  // nil without a banner
+	front  *frontProxy   // nil until started
 }
 
 // startUI serves the Temporal web UI on ip:port, talking to frontend, and
-// returns once it accepts connections. A banner, if not empty, is shown at
-// the top of its pages: ui-server has no setting for one, so the UI then
-// listens on a free port of the internal IP, behind a proxy on ip:port that
-// adds it.
+// returns once it accepts connections. ui-server listens on a free port of
+// the internal IP, behind a proxy on ip:port that serves pages under
+// /porch/ (see Server.ServePages) and adds banner, if not empty, to the
+// top of the UI's pages: ui-server has no setting for either.
 //
 // ui-server's Start exits the process when it cannot listen, so the port is
 // checked first; only a process taking the port in between could still hit
@@ -34,9 +34,6 @@ type webUI struct {
 func startUI(ctx context.Context, ip string, port int, frontend, banner string) (*webUI, error) {
 	if err := checkPortFree(ip, port); err != nil {
 		return nil, fmt.Errorf("web UI: %w", err)
-	}
-	if banner == "" {
-		return startUIServer(ctx, ip, port, frontend)
 	}
 	internal := internalIP(ip)
 	internalPort, err := freePort(internal)
@@ -48,7 +45,7 @@ func startUI(ctx context.Context, ip string, port int, frontend, banner string) 
 		return nil, err
 	}
 	upstream := net.JoinHostPort(internal, strconv.Itoa(internalPort))
-	if ui.banner, err = startBannerProxy(net.JoinHostPort(ip, strconv.Itoa(port)), upstream, banner); err != nil {
+	if ui.front, err = startFrontProxy(net.JoinHostPort(ip, strconv.Itoa(port)), upstream, banner); err != nil {
 		ui.stop()
 		return nil, fmt.Errorf("web UI: %w", err)
 	}
@@ -102,8 +99,8 @@ func waitListening(ctx context.Context, addr string, stopped <-chan struct{}) er
 }
 
 func (u *webUI) stop() {
-	if u.banner != nil {
-		u.banner.stop()
+	if u.front != nil {
+		u.front.stop()
 	}
 	u.server.Stop()
 	<-u.done

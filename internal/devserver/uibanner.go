@@ -12,19 +12,27 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
-// bannerProxy serves the web UI on a public address and adds a banner to
-// the top of its pages.
-type bannerProxy struct {
+// PagesPrefix is where Server.ServePages serves pages on the web UI's
+// origin.
+const PagesPrefix = "/porch/"
+
+// frontProxy serves the web UI on its public address: pages under
+// PagesPrefix, everything else forwarded to ui-server, with a banner added
+// to the top of its pages when there is one.
+type frontProxy struct {
 	server *http.Server
 	done   chan struct{} // closed when Serve returns
+	pages  atomic.Pointer[http.Handler]
 }
 
-// startBannerProxy listens on addr and forwards every request to the UI at
-// upstream, adding banner to its HTML pages.
-func startBannerProxy(addr, upstream, banner string) (*bannerProxy, error) {
+// startFrontProxy listens on addr and forwards every request but those
+// for PagesPrefix to the UI at upstream, adding banner (if not empty) to
+// its HTML pages.
+func startFrontProxy(addr, upstream, banner string) (*frontProxy, error) {
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, err
@@ -38,12 +46,16 @@ func startBannerProxy(addr, upstream, banner string) (*bannerProxy, error) {
 			// proxy: its CSRF and CORS checks compare origins.
 			r.Out.Host = r.In.Host
 		},
-		ModifyResponse: func(resp *http.Response) error { return addBanner(resp, block) },
 	}
-	p := &bannerProxy{
-		server: &http.Server{Handler: proxy, ReadHeaderTimeout: 30 * time.Second},
-		done:   make(chan struct{}),
+	if banner != "" {
+		proxy.ModifyResponse = func(resp *http.Response) error { return addBanner(resp, block) }
 	}
+	p := &frontProxy{done: make(chan struct{})}
+	mux := http.NewServeMux()
+	mux.Handle("/", proxy)
+	mux.Handle(PagesPrefix, http.HandlerFunc(p.servePages))
+	mux.Handle(strings.TrimSuffix(PagesPrefix, "/"), http.RedirectHandler(PagesPrefix, http.StatusFound))
+	p.server = &http.Server{Handler: mux, ReadHeaderTimeout: 30 * time.Second}
 	go func() {
 		defer close(p.done)
 		_ = p.server.Serve(l) // returns when closed
@@ -51,7 +63,18 @@ func startBannerProxy(addr, upstream, banner string) (*bannerProxy, error) {
 	return p, nil
 }
 
-func (p *bannerProxy) stop() {
+// servePages serves a request for PagesPrefix with the pages' handler,
+// which sees the path without the prefix.
+func (p *frontProxy) servePages(w http.ResponseWriter, r *http.Request) {
+	h := p.pages.Load()
+	if h == nil {
+		http.Error(w, "porch's pages are not served by this server yet", http.StatusServiceUnavailable)
+		return
+	}
+	http.StripPrefix(strings.TrimSuffix(PagesPrefix, "/"), *h).ServeHTTP(w, r)
+}
+
+func (p *frontProxy) stop() {
 	_ = p.server.Close()
 	<-p.done
 }
