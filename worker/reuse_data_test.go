@@ -94,20 +94,44 @@ func TestReuseNeverReturnsWrongData(t *testing.T) {
 	})
 }
 
+// scenario is one backend's run of TestReuseNeverReturnsWrongData: a
+// two-step chain whose input folder holds a linked file and a plain one.
+type scenario struct {
+	t         *testing.T
+	h         *harness
+	files     outputFiles
+	datastore string
+	dir       string
+	outside   string
+	pipeline  string
+}
+
 func testReuseData(t *testing.T, h *harness, datastore string, files outputFiles) {
-	dir := t.TempDir()
-	outside := t.TempDir()
-	writeAged(t, filepath.Join(outside, "d.txt"), "linked one\n")
-	writeAged(t, filepath.Join(dir, "data", "e.txt"), "plain one\n")
-	require.NoError(t, os.Symlink(filepath.Join(outside, "d.txt"), filepath.Join(dir, "data", "d.txt")))
+	sc := &scenario{t: t, h: h, files: files, datastore: datastore, dir: t.TempDir(), outside: t.TempDir()}
+	sc.write()
+	first := sc.run(false)
+	assert.Equal(t, map[string]string{"s1": "succeeded: first run", "s2": "succeeded: first run"}, reasons(t, first))
+	assert.Equal(t, map[string]string{"s1": "reused", "s2": "reused"}, reasons(t, sc.run(false)))
+	touched := sc.changeInputs()
+	upstream := sc.changeOutputs(touched)
+	sc.force(upstream)
+	sc.moveDatastore()
+}
+
+// write writes the input folder (d.txt a link to a file outside it) and
+// the pipeline. s1 stamps its output with the time, so a run of it never
+// writes what an earlier run wrote.
+func (sc *scenario) write() {
+	t := sc.t
+	writeAged(t, filepath.Join(sc.outside, "d.txt"), "linked one\n")
+	writeAged(t, filepath.Join(sc.dir, "data", "e.txt"), "plain one\n")
+	require.NoError(t, os.Symlink(filepath.Join(sc.outside, "d.txt"), filepath.Join(sc.dir, "data", "d.txt")))
 	settings := ""
-	if datastore != "" {
-		settings = "settings:\n  default_datastore: azureml:" + datastore + "\n"
+	if sc.datastore != "" {
+		settings = "settings:\n  default_datastore: azureml:" + sc.datastore + "\n"
 	}
-	f := filepath.Join(dir, "p.yml")
-	// s1 stamps its output with the time, so a run of it never writes
-	// what an earlier run wrote.
-	require.NoError(t, os.WriteFile(f, []byte(fmt.Sprintf(`type: pipeline
+	sc.pipeline = filepath.Join(sc.dir, "p.yml")
+	require.NoError(t, os.WriteFile(sc.pipeline, []byte(fmt.Sprintf(`type: pipeline
 name: wrong-data
 %sinputs:
   data:
@@ -126,41 +150,48 @@ jobs:
       prev: ${{parent.jobs.s1.outputs.out}}
     outputs:
       out:
-`, settings, filepath.Join(dir, "data"))), 0o644))
-	run := func(forced bool) string {
-		t.Helper()
-		p := compileReusable(t, f, nil)
-		p.Settings.ForceRerun = forced
-		id, err := h.run(p)
-		require.NoError(t, err)
-		return id
-	}
-	first := run(false)
-	assert.Equal(t, map[string]string{"s1": "succeeded: first run", "s2": "succeeded: first run"}, reasons(t, first))
-	assert.Equal(t, map[string]string{"s1": "reused", "s2": "reused"}, reasons(t, run(false)))
+`, settings, filepath.Join(sc.dir, "data"))), 0o644))
+}
 
-	// A linked input's target changed; its link did not.
-	writeAged(t, filepath.Join(outside, "d.txt"), "linked two\n")
-	got := reasons(t, run(false))
+func (sc *scenario) run(forced bool) string {
+	sc.t.Helper()
+	p := compileReusable(sc.t, sc.pipeline, nil)
+	p.Settings.ForceRerun = forced
+	id, err := sc.h.run(p)
+	require.NoError(sc.t, err)
+	return id
+}
+
+// changeInputs changes a linked input's target (its link unchanged), then
+// an input's content with its size and modification time put back
+// (touch -r); it returns the last run.
+func (sc *scenario) changeInputs() string {
+	t := sc.t
+	writeAged(t, filepath.Join(sc.outside, "d.txt"), "linked two\n")
+	got := reasons(t, sc.run(false))
 	assert.Regexp(t, `^succeeded: input "data" changed \(content [0-9a-f]{8}… → [0-9a-f]{8}…\)$`, got["s1"], "a linked input counts by its target")
 	assert.Equal(t, `succeeded: dependency "s1" ran`, got["s2"])
 
-	// touch -r: new content, the same size and modification time.
-	info, err := os.Stat(filepath.Join(dir, "data", "e.txt"))
+	e := filepath.Join(sc.dir, "data", "e.txt")
+	info, err := os.Stat(e)
 	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "data", "e.txt"), []byte("plain two\n"), 0o644))
-	require.NoError(t, os.Chtimes(filepath.Join(dir, "data", "e.txt"), info.ModTime(), info.ModTime()))
-	touched := run(false)
-	got = reasons(t, touched)
-	assert.Regexp(t, `^succeeded: input "data" changed \(content `, got["s1"], "touch -r does not hide a change")
+	require.NoError(t, os.WriteFile(e, []byte("plain two\n"), 0o644))
+	require.NoError(t, os.Chtimes(e, info.ModTime(), info.ModTime()))
+	touched := sc.run(false)
+	assert.Regexp(t, `^succeeded: input "data" changed \(content `, reasons(t, touched)["s1"], "touch -r does not hide a change")
+	return touched
+}
 
-	// s2's recorded output emptied, its folder left.
-	files.write(outputURI(t, touched, "s2"), "v.txt", "")
-	emptied := run(false)
-	got = reasons(t, emptied)
+// changeOutputs empties s2's recorded output, then s1's, in place; it
+// returns the last run.
+func (sc *scenario) changeOutputs(touched string) string {
+	t := sc.t
+	sc.files.write(outputURI(t, touched, "s2"), "v.txt", "")
+	emptied := sc.run(false)
+	got := reasons(t, emptied)
 	assert.Equal(t, "reused", got["s1"])
 	assert.Regexp(t, `^succeeded: recorded output "out" changed: v\.txt emptied \(\d+ B → 0 B\)$`, got["s2"])
-	assert.NotEmpty(t, files.read(outputURI(t, emptied, "s2"), "v.txt"))
+	assert.NotEmpty(t, sc.files.read(outputURI(t, emptied, "s2"), "v.txt"))
 	// What Temporal's UI shows of each step says why it ran or whose
 	// outputs it reused.
 	_, ranDetails := userMetadata(t, emptied+"/s2")
@@ -170,34 +201,39 @@ jobs:
 
 	// s1 runs again (its output emptied): s2, whose record was computed
 	// from the output s1 had, runs too rather than show stale data.
-	files.write(outputURI(t, emptied, "s1"), "v.txt", "")
-	upstream := run(false)
+	sc.files.write(outputURI(t, emptied, "s1"), "v.txt", "")
+	upstream := sc.run(false)
 	got = reasons(t, upstream)
 	assert.Regexp(t, `^succeeded: recorded output "out" changed: v\.txt emptied`, got["s1"])
 	assert.Equal(t, `succeeded: dependency "s1" ran`, got["s2"], "a dependant is keyed by the output it reads")
-	s1Out := files.read(outputURI(t, upstream, "s1"), "v.txt")
-	assert.Equal(t, s1Out, files.read(outputURI(t, upstream, "s2"), "v.txt"))
+	assert.Equal(t, sc.files.read(outputURI(t, upstream, "s1"), "v.txt"), sc.files.read(outputURI(t, upstream, "s2"), "v.txt"))
+	return upstream
+}
 
-	// A forced run runs every step and leaves no record: the next run
-	// reuses the run before it.
-	forced := run(true)
+// force runs every step and leaves no record: the next run reuses the
+// run before (last).
+func (sc *scenario) force(last string) {
+	t := sc.t
+	forced := sc.run(true)
 	assert.Equal(t, map[string]string{"s1": "succeeded: force_rerun", "s2": "succeeded: force_rerun"}, reasons(t, forced))
-	if datastore == "" {
+	if sc.datastore == "" {
 		record(t, "v2-reuse-forced", forced)
 	}
-	after := run(false)
-	st := steps(t, after)
+	st := steps(t, sc.run(false))
 	for _, s := range []string{"s1", "s2"} {
 		require.Equal(t, workflows.StatusReused, st[s].Status, s)
-		assert.Equal(t, upstream, st[s].Reuse.FromRun, "%s is reused from the run before the forced one", s)
+		assert.Equal(t, last, st[s].Reuse.FromRun, "%s is reused from the run before the forced one", s)
 	}
+}
 
-	// Another default datastore holds no record: the reason names the
-	// change.
-	p := compileReusable(t, f, nil)
+// moveDatastore runs with another default datastore, which holds no
+// record: the reason names the change.
+func (sc *scenario) moveDatastore() {
+	t := sc.t
+	p := compileReusable(t, sc.pipeline, nil)
 	was := p.Settings.DefaultDatastore
 	p.Settings.DefaultDatastore = "elsewhere" + strings.ReplaceAll(time.Now().Format("150405.000"), ".", "")
-	moved, err := h.run(p)
+	moved, err := sc.h.run(p)
 	require.NoError(t, err)
 	assert.Equal(t, "succeeded: default_datastore changed ("+was+" → "+p.Settings.DefaultDatastore+")", reasons(t, moved)["s1"])
 }
