@@ -116,6 +116,7 @@ func testReuseData(t *testing.T, h *harness, datastore string, files outputFiles
 	upstream := sc.changeOutputs(touched)
 	sc.force(upstream)
 	sc.moveDatastore()
+	sc.notDeterministicComponent()
 }
 
 // write writes the input folder (d.txt a link to a file outside it) and
@@ -236,4 +237,40 @@ func (sc *scenario) moveDatastore() {
 	moved, err := sc.h.run(p)
 	require.NoError(t, err)
 	assert.Equal(t, "succeeded: default_datastore changed ("+was+" → "+p.Settings.DefaultDatastore+")", reasons(t, moved)["s1"])
+}
+
+// notDeterministicComponent runs twice a pipeline whose pipeline component
+// says is_deterministic: false: its step runs both times, as the step
+// beside it is reused.
+func (sc *scenario) notDeterministicComponent() {
+	t := sc.t
+	settings := ""
+	if sc.datastore != "" {
+		settings = "settings:\n  default_datastore: azureml:" + sc.datastore + "\n"
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(sc.dir, "draw.yml"), []byte(`type: pipeline
+name: draw
+is_deterministic: false
+jobs:
+  roll:
+    command: echo $RANDOM > ${{outputs.out}}/r.txt
+    outputs:
+      out:
+`), 0o644))
+	f := filepath.Join(sc.dir, "outer.yml")
+	require.NoError(t, os.WriteFile(f, []byte(settings+`type: pipeline
+name: outer
+jobs:
+  steady:
+    command: echo steady
+  sub:
+    type: pipeline
+    component: ./draw.yml
+`), 0o644))
+	for i, want := range []string{"succeeded: first run", "reused"} {
+		id, err := sc.h.run(compileReusable(t, f, nil))
+		require.NoError(t, err)
+		assert.Equal(t, want, reasons(t, id)["steady"], "run %d", i+1)
+		assert.Equal(t, map[string]string{"sub/roll": "succeeded: is_deterministic: false"}, reasons(t, id+"/sub"), "run %d", i+1)
+	}
 }
