@@ -160,8 +160,10 @@ func (d *dag) flushRecords(ctx workflow.Context) {
 		Summary:                fmt.Sprintf("record %d steps for reuse", len(d.pending)),
 		TaskQueue:              plan.DefaultTaskQueue,
 		ScheduleToStartTimeout: reuseStartTimeout,
-		StartToCloseTimeout:    5 * time.Minute,
-		RetryPolicy:            &temporal.RetryPolicy{MaximumAttempts: 3},
+		// Recording lists (and hashes) each output's files, as deciding
+		// reads inputs: it is bounded alike.
+		StartToCloseTimeout: reuseTimeout,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3},
 	})
 	in := reuse.RecordInput{DefaultDatastore: d.in.Settings.DefaultDatastore, Records: d.pending}
 	d.pending = nil
