@@ -7,7 +7,6 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/porch-pipelines/porch/activities/reuse"
-
 	"github.com/porch-pipelines/porch/compiler/plan"
 )
 

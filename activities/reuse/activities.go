@@ -109,7 +109,9 @@ func (a *Activities) DecideReuse(ctx context.Context, in DecideInput) (Decision,
 		return d, err
 	}
 	elsewhere := ""
-	if latest == nil {
+	if latest == nil && in.Force == "" {
+		// Only a reason needs it, and a forced step has its own (a step
+		// that is not deterministic never has a latest record).
 		latest, elsewhere = a.latestElsewhere(ctx, in)
 	}
 	if latest != nil {
