@@ -26,15 +26,17 @@ func (a *Activities) inputPart(ctx context.Context, in plan.Input, up *Upstream)
 	case in.Value.Kind != plan.ValueData || in.Value.Data == nil:
 		p.Hash = hashOf("none")
 	case up != nil:
-		// An upstream output counts by the files it holds, as a record's
-		// manifest lists them, not by the key that made it: two runs of
-		// one key may write different files, and a dependant is reused
-		// only with the output it was computed from.
+		// An upstream output counts as the output it is, where it is and
+		// with the files it holds (as a record's manifest lists them),
+		// never by the key that made it: two runs of one key may write
+		// different files, and a dependant is reused only with the very
+		// output it was computed from. An upstream step that ran again
+		// wrote a new output, so its dependants run, as in Azure ML.
 		hash, _, err := a.manifest(ctx, in.Value.Data.Path)
 		if err != nil {
 			return p, fmt.Errorf("input %q: %w", in.Name, err)
 		}
-		p.Hash, p.Step = hashOf("output "+hash), up.Step
+		p.Hash, p.Step = hashOf("output "+in.Value.Data.Path+" "+hash), up.Step
 	default:
 		sum, err := a.content(ctx, in.Value.Data.Path)
 		if err != nil {

@@ -23,8 +23,8 @@
 // keeps each file's hash by path, size, modification and inode-change
 // times and inode, so an unchanged folder costs a walk and a stat per
 // file. On s3 datastores the objects' ETags stand for their content. An
-// input that is an upstream step's output counts by the files it holds
-// (its manifest): a dependant is keyed by the output it read, never by
+// input that is an upstream step's output counts by where it is and the
+// files it holds (its manifest): a dependant is keyed by the output it read, never by
 // the key that made it, so two runs of one key never pass their outputs
 // for each other.
 package reuse
