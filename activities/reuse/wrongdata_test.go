@@ -125,3 +125,25 @@ func TestAChangedDefaultDatastoreIsNamed(t *testing.T) {
 		assert.Equal(t, "default_datastore changed ("+s.ds+" → "+other.DefaultDatastore+`); input "src" changed (x → y)`, d.Reason)
 	})
 }
+
+// TestARecordWithoutManifestIsNotReused: a record an older porch wrote
+// lists no files, so what its outputs hold cannot be checked: the step
+// runs, says so, and its own record lists them.
+func TestARecordWithoutManifestIsNotReused(t *testing.T) {
+	backends(t, func(t *testing.T, s *store) {
+		ctx := context.Background()
+		in := s.step("run1", "make", nil)
+		first := decide(t, s, in)
+		out := s.output("run1", "make")
+		s.write(t, out, "m.txt", "made")
+		old := recordOf(in, first, out)
+		s.a.Host.RefreshDatastores(ctx, KeyURI(s.ds, old.Key))
+		require.NoError(t, writeJSON(ctx, s.a.Host, KeyURI(s.ds, old.Key), old))
+
+		d := decide(t, s, s.step("run2", "make", nil))
+		assert.Nil(t, d.Reused)
+		assert.Equal(t, ReasonNoManifest, d.Reason)
+		require.NoError(t, s.a.RecordReuse(ctx, RecordInput{DefaultDatastore: s.ds, Records: []Record{recordOf(s.step("run2", "make", nil), d, out)}}))
+		require.NotNil(t, decide(t, s, s.step("run3", "make", nil)).Reused)
+	})
+}
