@@ -30,6 +30,9 @@ type pipelineAST struct {
 	Component *componentAST
 	// ComponentPos is where the top-level component: is named.
 	ComponentPos plan.Pos
+	// NotDeterministic is is_deterministic: false on the pipeline job or
+	// component: none of its steps, however deeply nested, is reused.
+	NotDeterministic bool
 
 	// order is Steps in topological order, filled by the graph phase.
 	order []*stepAST

@@ -126,6 +126,7 @@ func (p *parser) parseComponent(name string, n *yaml.Node) *componentAST {
 		c.Pipeline = p.parsePipeline(name, n, false)
 		p.depth--
 		c.Inputs, c.Outputs = c.Pipeline.Inputs, c.Pipeline.Outputs
+		c.NotDeterministic = c.Pipeline.NotDeterministic
 		if c.Pipeline.DisplayName != nil {
 			c.DisplayName = c.Pipeline.DisplayName.Value
 		}

@@ -35,6 +35,9 @@ type scope struct {
 	visiting map[string]bool
 	// depth is how deep the instance is nested: 0 for the root.
 	depth int
+	// notDeterministic says the instance, or a pipeline that holds it,
+	// is not deterministic: neither is any of its steps.
+	notDeterministic bool
 }
 
 func (l *lowerer) newScope(pl *pipelineAST, prefix, compute string, known map[string]plan.Value) *scope {
@@ -84,6 +87,7 @@ func (l *lowerer) lowerRoot(pl *pipelineAST, source string) *plan.Plan {
 		sc.depth = 1
 	}
 	sc.identity = orDefault(scalarValue(pl.Identity), scalarValue(body.Identity))
+	sc.notDeterministic = pl.NotDeterministic || body.NotDeterministic
 	p.Pipeline = l.lowerPipeline(sc)
 	p.Pipeline.Inputs = inputs
 	if pl.Component != nil {
@@ -161,7 +165,7 @@ func (l *lowerer) lowerPipeline(sc *scope) plan.Pipeline {
 func (l *lowerer) lowerStep(sc *scope, s *stepAST, path string) plan.Step {
 	st := plan.Step{Name: s.Name, Path: path, Type: s.Type, Pos: s.Pos,
 		DisplayName:      orDefault(s.DisplayName, s.Component.DisplayName),
-		NotDeterministic: s.NotDeterministic || s.Component.NotDeterministic}
+		NotDeterministic: sc.notDeterministic || s.NotDeterministic || s.Component.NotDeterministic}
 	if len(s.deps) > 0 {
 		st.DependsOn = append([]string(nil), s.deps...)
 	}
@@ -193,6 +197,7 @@ func (l *lowerer) lowerStep(sc *scope, s *stepAST, path string) plan.Step {
 		csc := l.newScope(comp.Pipeline, st.Path, st.Compute, known)
 		csc.depth = sc.depth + 1
 		csc.identity = orDefault(identity, scalarValue(comp.Pipeline.Identity))
+		csc.notDeterministic = st.NotDeterministic
 		child := l.lowerPipeline(csc)
 		st.Pipeline = &child
 		return st

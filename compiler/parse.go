@@ -110,8 +110,8 @@ func (p *parser) readError(name string, at plan.Pos, err error) {
 // Keys of a pipeline file, known and accepted without effect.
 var (
 	pipelineKeys = []string{"$schema", "type", "name", "display_name", "experiment_name", "description",
-		"tags", "inputs", "outputs", "settings", "jobs", "component", "compute", "identity"}
-	pipelineSilent = []string{"version", "is_deterministic", "properties", "services",
+		"tags", "inputs", "outputs", "settings", "jobs", "component", "compute", "identity", "is_deterministic"}
+	pipelineSilent = []string{"version", "properties", "services",
 		"creation_context", "id", "schedule", "status", "default_compute", "default_datastore", "queue_settings"}
 	settingsKeys   = []string{"default_compute", "default_datastore", "continue_on_step_failure", "force_rerun", "on_init", "on_finalize"}
 	settingsSilent = []string{"_source", "priority", "continue_run_on_failed_optional_input", "timeout"}
@@ -165,6 +165,7 @@ func (p *parser) parsePipeline(name string, n *yaml.Node, root bool) *pipelineAS
 	f := p.fields(name, n, "pipeline", pipelineKeys, pipelineSilent)
 	p.warnPipelineQueueSettings(name, f)
 	p.parseJobHeader(name, f, pl)
+	pl.NotDeterministic = p.notDeterministic(name, f)
 	if e, ok := f["settings"]; ok {
 		pl.Settings = p.parseSettings(name, e)
 	}

@@ -165,7 +165,7 @@ func (r *dagRun) launch(s *node) {
 		}
 		d.countEnded(ctx, s)
 		if err == nil {
-			d.succeeded(s)
+			d.succeeded(ctx, s)
 		}
 		if err != nil && r.firstErr == nil && !isCanceled(err) {
 			r.firstErr, r.firstFailed = err, s.step.Path
@@ -190,7 +190,8 @@ func startStep(ctx workflow.Context, d *dag, s *node) workflow.Future {
 		WaitForCancellation:   true,
 		TypedSearchAttributes: d.stepAttributes(s.step),
 		StaticSummary:         stepSummary(s.step),
-		StaticDetails:         stepDetails(d.in.RunID, d.in.Settings.DefaultDatastore, s.step, d.resolveInputs(s.step.Inputs), s.outputs),
+		StaticDetails: cut(reuseDetails(d.in.RunID, s)+
+			stepDetails(d.in.RunID, d.in.Settings.DefaultDatastore, s.step, d.resolveInputs(s.step.Inputs), s.outputs), maxDetails),
 	}
 	ctx = workflow.WithChildOptions(ctx, opts)
 	switch s.step.Type {

@@ -36,6 +36,10 @@ type Reuse struct {
 	WasRun string       `json:"was_run,omitempty"`
 }
 
+// ReasonUndecided starts the reason of a step whose reuse decision
+// failed: it ran without one.
+const ReasonUndecided = "reuse not decided: "
+
 // reuseTimeout bounds deciding one step: hashing inputs that were never
 // hashed reads them once. reuseStartTimeout is how long a decision waits
 // for a worker of the default queue before the step runs undecided.
@@ -76,11 +80,7 @@ func (d *dag) decideReuse(ctx workflow.Context, n *node) workflow.Future {
 		if up == nil {
 			continue
 		}
-		u := reuse.Upstream{Input: i.Name, Step: i.Value.Step, Output: i.Value.Output, Ran: up.state.Status != StatusReused}
-		if up.decision != nil {
-			u.Key = up.decision.OutputKey
-		}
-		in.Upstream = append(in.Upstream, u)
+		in.Upstream = append(in.Upstream, reuse.Upstream{Input: i.Name, Step: i.Value.Step, Output: i.Value.Output, Ran: up.state.Status != StatusReused})
 	}
 	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		Summary:                "decide whether " + n.step.Path + " reuses an earlier run",
@@ -99,7 +99,7 @@ func (d *dag) settle(ctx workflow.Context, f workflow.Future, n *node) {
 	var dec reuse.Decision
 	if err := f.Get(ctx, &dec); err != nil {
 		if !isCanceled(err) {
-			n.state.Reuse = &Reuse{Reason: "reuse not decided: " + ErrorMessage(err)}
+			n.state.Reuse = &Reuse{Reason: ReasonUndecided + ErrorMessage(err)}
 		}
 		return
 	}
@@ -124,11 +124,21 @@ func (d *dag) settle(ctx workflow.Context, f workflow.Future, n *node) {
 	n.state.Detail = "reused outputs of run " + dec.Reused.Run
 }
 
+// forcedRecordsChange is the GetVersion id of DAGs in which the steps of
+// a run with force_rerun (or porch run --no-reuse) leave no record
+// (version 1), as Azure ML's rule says: "all child jobs of the force
+// rerun pipeline cannot be reused by other jobs". It is asked only in such
+// a run, when a step succeeds.
+const forcedRecordsChange = "porch-reuse-forced-no-record"
+
 // succeeded keeps a succeeded step's record for the next decision to
 // write (or flushRecords, at the end). A step that is not deterministic
-// leaves none: nothing would reuse it.
-func (d *dag) succeeded(n *node) {
+// leaves none, nor does a step of a forced run: nothing may reuse them.
+func (d *dag) succeeded(ctx workflow.Context, n *node) {
 	if n.decision == nil || n.step.NotDeterministic {
+		return
+	}
+	if d.in.Settings.ForceRerun && workflow.GetVersion(ctx, forcedRecordsChange, workflow.DefaultVersion, 1) == 1 {
 		return
 	}
 	rec := reuse.Record{Key: n.decision.Key, Pipeline: d.in.Name, Run: d.in.RunID, Step: n.step.Path, Parts: n.decision.Parts}
@@ -150,8 +160,10 @@ func (d *dag) flushRecords(ctx workflow.Context) {
 		Summary:                fmt.Sprintf("record %d steps for reuse", len(d.pending)),
 		TaskQueue:              plan.DefaultTaskQueue,
 		ScheduleToStartTimeout: reuseStartTimeout,
-		StartToCloseTimeout:    5 * time.Minute,
-		RetryPolicy:            &temporal.RetryPolicy{MaximumAttempts: 3},
+		// Recording lists (and hashes) each output's files, as deciding
+		// reads inputs: it is bounded alike.
+		StartToCloseTimeout: reuseTimeout,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3},
 	})
 	in := reuse.RecordInput{DefaultDatastore: d.in.Settings.DefaultDatastore, Records: d.pending}
 	d.pending = nil

@@ -1,8 +1,12 @@
 package workflows
 
 import (
+	"fmt"
+	"strings"
+
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/porch-pipelines/porch/activities/reuse"
 	"github.com/porch-pipelines/porch/compiler/plan"
 )
 
@@ -48,6 +52,7 @@ func (r *dagRun) reused(s *node) {
 		TaskQueue:             plan.DefaultTaskQueue,
 		TypedSearchAttributes: attrs,
 		StaticSummary:         s.step.Path + " · reused outputs of run " + from.FromRun,
+		StaticDetails:         cut(reuseDetails(d.in.RunID, s)+outputDetails(s.state.Outputs), maxDetails),
 	})
 	f := workflow.ExecuteChildWorkflow(cctx, ReusedStepName, ReusedStepInput{
 		RunID: d.in.RunID, StepPath: s.step.Path, FromRun: from.FromRun, FromStep: from.FromStep,
@@ -59,4 +64,35 @@ func (r *dagRun) reused(s *node) {
 			workflow.GetLogger(ctx).Warn("porch: the reused step's workflow did not run", "step", s.step.Path, "error", err)
 		}
 	})
+}
+
+// reuseDetails is what a step's details in Temporal's UI say first about
+// its reuse decision: whose outputs a reused step took, or why a step ran
+// rather than reuse them; "" for a step no decision was made for.
+func reuseDetails(runID string, n *node) string {
+	r := n.state.Reuse
+	if r == nil {
+		return ""
+	}
+	explain := fmt.Sprintf("`porch job explain %s %s` compares its reuse key, part by part, with the latest record.", runID, n.step.Path)
+	if n.state.Status == StatusReused {
+		return fmt.Sprintf("**Reused** the outputs of step `%s` of run `%s`: nothing that decides its result changed since (key `%s`). %s\n\n",
+			r.FromStep, r.FromRun, reuse.Short(r.Key), explain)
+	}
+	if r.Reason == "" {
+		return ""
+	}
+	return fmt.Sprintf("**Ran** rather than reuse an earlier run's outputs: %s. %s\n\n", r.Reason, explain)
+}
+
+// outputDetails lists a reused step's outputs, where they are.
+func outputDetails(outs []OutputLocation) string {
+	var lines []string
+	for _, o := range outs {
+		lines = append(lines, fmt.Sprintf("- `%s`: `%s`", o.Name, o.URI))
+	}
+	if len(lines) == 0 {
+		return ""
+	}
+	return "**Outputs**\n\n" + strings.Join(lines, "\n") + "\n"
 }

@@ -15,6 +15,7 @@ import (
 	"sync"
 
 	"github.com/porch-pipelines/porch/activities/objectstore"
+	"github.com/porch-pipelines/porch/activities/treewalk"
 )
 
 // uploadDir is the datastore folder snapshots live under, as in Azure ML.
@@ -270,9 +271,10 @@ func readManifest(ctx context.Context, s *objectstore.Store, hash, dir string) (
 	return m, nil
 }
 
-// verify hashes a fetched tree again.
+// verify hashes a fetched tree again, its links as links: a snapshot
+// made before porch followed links holds them as such.
 func verify(local, hash string) error {
-	t, err := Scan(local, "")
+	t, err := scan(local, "", treewalk.WalkLinks)
 	if err != nil {
 		return err
 	}

@@ -32,6 +32,7 @@ func TestConcurrentFetchesOfOneSnapshotFetchItOnce(t *testing.T) {
 	root := writeTree(t, map[string]string{"run.sh": "echo hi\n", "lib/a.py": "A = 1\n"})
 	require.NoError(t, os.Chmod(filepath.Join(root, "run.sh"), 0o755))
 	require.NoError(t, os.Symlink("lib/a.py", filepath.Join(root, "a.py")))
+	require.NoError(t, os.Symlink("missing.py", filepath.Join(root, "gone.py")))
 	tr, err := Scan(root, "")
 	require.NoError(t, err)
 	uploaded, err := UploadS3(ctx, s, tr)
@@ -63,9 +64,12 @@ func TestConcurrentFetchesOfOneSnapshotFetchItOnce(t *testing.T) {
 	info, err := os.Stat(filepath.Join(local, "run.sh"))
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o755), info.Mode().Perm(), "the executable bit survives object storage")
-	target, err := os.Readlink(filepath.Join(local, "a.py"))
+	held, err := os.ReadFile(filepath.Join(local, "a.py"))
 	require.NoError(t, err)
-	assert.Equal(t, "lib/a.py", target)
+	assert.Equal(t, "A = 1\n", string(held), "a link is snapshotted as what it points to")
+	target, err := os.Readlink(filepath.Join(local, "gone.py"))
+	require.NoError(t, err)
+	assert.Equal(t, "missing.py", target, "a link to nothing stays a link")
 }
 
 func TestFetchRefusesATamperedOrMissingSnapshot(t *testing.T) {

@@ -8,7 +8,8 @@
 // each file is executable, contents, symbolic links' targets; empty
 // folders are left out, as git leaves them out), walked in
 // sorted order, without what the folder's .amlignore (else .gitignore)
-// leaves out. On an s3 datastore the upload is committed by the object
+// leaves out. Symbolic links are followed: a snapshot holds what they
+// point to, and only a link to nothing stays a link. On an s3 datastore the upload is committed by the object
 // LocalUpload/<hash>/.porch-committed, written last, which holds the
 // snapshot's manifest; on a local datastore the snapshot's folder appears
 // whole, by a rename.
@@ -22,8 +23,11 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"strconv"
+
+	"github.com/porch-pipelines/porch/activities/treewalk"
 )
 
 // Entry kinds.
@@ -62,68 +66,67 @@ type Tree struct {
 
 // Scan walks the folder or file root, leaves out what its ignore file
 // names (and the folder skip, for a code folder that holds the porch
-// home), and hashes the rest. File contents are streamed, never held in
-// memory. Sockets, devices and named pipes are left out.
+// home), and hashes the rest. Symbolic links are followed, as Azure ML
+// follows them when it uploads code: a file or folder reached through a
+// link is snapshotted (and hashed) as what it holds, and only a link to
+// nothing stays a link. File contents are streamed, never held in memory.
+// Sockets, devices and named pipes inside a folder are left out; a code
+// path that is one is refused.
 func Scan(root, skip string) (*Tree, error) {
+	return scan(root, skip, treewalk.Walk)
+}
+
+// scan is Scan with the walk that decides what links are: verify walks a
+// fetched snapshot with its links as they were built.
+func scan(root, skip string, walk func(string, func(treewalk.Visit) error) error) (*Tree, error) {
 	name := filepath.Base(filepath.Clean(root))
-	// A code path that is a symbolic link stands for what it points to;
-	// links inside the tree stay links.
+	// A code path that is a symbolic link stands for what it points to.
 	root, err := filepath.EvalSymlinks(root)
 	if err != nil {
 		return nil, err
 	}
-	info, err := os.Lstat(root)
+	info, err := os.Stat(root)
 	if err != nil {
 		return nil, err
 	}
 	var rules ignoreRules
-	if info.IsDir() {
+	switch {
+	case info.IsDir():
 		if rules, err = readIgnore(root); err != nil {
 			return nil, err
 		}
+	case !info.Mode().IsRegular():
+		return nil, fmt.Errorf("code %q is %s, which holds no code to snapshot: name a folder or a regular file", root, kindOf(info.Mode()))
 	}
 	t := &Tree{Root: root, Name: name}
 	h := sha256.New()
 	io.WriteString(h, "porch code snapshot 1\n")
-	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(root, p)
-		if err != nil {
-			return err
-		}
-		if rel != "." {
-			if (d.IsDir() && p == skip) || rules.ignored(filepath.ToSlash(rel), d.IsDir()) {
-				if d.IsDir() {
-					return fs.SkipDir
-				}
-				return nil
+	err = walk(root, func(v treewalk.Visit) error {
+		if v.Rel != "" && ((v.IsDir() && v.Path == skip) || rules.ignored(v.Rel, v.IsDir())) {
+			if v.IsDir() {
+				return fs.SkipDir
 			}
+			return nil
 		}
-		e := Entry{Path: filepath.ToSlash(filepath.Join(t.Name, rel))}
+		e := Entry{Path: path.Join(t.Name, v.Rel)}
 		switch {
-		case d.IsDir() && rel != ".":
+		case v.IsDir() && v.Rel != "":
 			return nil // folders are implied by what they hold, as in git
-		case d.IsDir():
+		case v.IsDir():
 			e.Kind = KindDir
-		case d.Type()&fs.ModeSymlink != 0:
-			e.Kind = KindLink
-			if e.Target, err = os.Readlink(p); err != nil {
+		case v.Info == nil:
+			e.Kind, e.Target = KindLink, v.Link
+		case v.Info.Mode().IsRegular():
+			e.Kind = KindFile
+			if err := hashFile(h, v.Path, &e); err != nil {
 				return err
 			}
-		case d.Type().IsRegular():
-			e.Kind = KindFile
+			t.Entries = append(t.Entries, e)
+			return nil
 		default:
 			return nil
 		}
-		if e.Kind == KindFile {
-			if err := hashFile(h, p, &e); err != nil {
-				return err
-			}
-		} else {
-			writeHeader(h, e)
-		}
+		writeHeader(h, e)
 		t.Entries = append(t.Entries, e)
 		return nil
 	})
@@ -132,6 +135,19 @@ func Scan(root, skip string) (*Tree, error) {
 	}
 	t.Hash = hex.EncodeToString(h.Sum(nil))
 	return t, nil
+}
+
+// kindOf names a file mode that is neither a folder nor a regular file.
+func kindOf(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe (FIFO)"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "not a regular file (" + m.Type().String() + ")"
 }
 
 // hashFile adds a file's header and contents to h, and fills e's size and

@@ -2,8 +2,10 @@ package codesnapshot
 
 import (
 	"context"
+	"net"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -60,7 +62,7 @@ func TestHashIsStableAndChangesWithTheTree(t *testing.T) {
 	require.NoError(t, os.Remove(filepath.Join(root, "empty")))
 
 	require.NoError(t, os.Symlink("main.py", filepath.Join(root, "link.py")))
-	assert.NotEqual(t, base, hashOf(t, root), "a symbolic link counts, by its target")
+	assert.NotEqual(t, base, hashOf(t, root), "a symbolic link counts, as what it points to")
 	require.NoError(t, os.Remove(filepath.Join(root, "link.py")))
 	assert.Equal(t, base, hashOf(t, root))
 
@@ -186,4 +188,74 @@ func TestSnapshotPlanRefusesALocalDatastoreThisMachineLacks(t *testing.T) {
 	require.Len(t, results, 1)
 	assert.Equal(t, results[0].URI, p.Pipeline.Steps[0].Command.Code)
 	assert.DirExists(t, filepath.Join(ds, "LocalUpload"))
+}
+
+// TestLinksAreSnapshottedAsWhatTheyPointTo: code reached through links
+// (a shared library folder, a file kept elsewhere) is snapshotted and
+// hashed by what the links point to, as Azure ML follows links when it
+// uploads code: changing a target changes the snapshot, even when the
+// links' text does not change.
+func TestLinksAreSnapshottedAsWhatTheyPointTo(t *testing.T) {
+	shared := t.TempDir()
+	writeFile := func(p, data string) {
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte(data), 0o644))
+	}
+	writeFile(filepath.Join(shared, "lib", "util.py"), "X = 1\n")
+	writeFile(filepath.Join(shared, "conf.yml"), "a: 1\n")
+	root := writeTree(t, map[string]string{"main.py": "import util\n"})
+	require.NoError(t, os.Symlink(filepath.Join(shared, "lib"), filepath.Join(root, "lib")))
+	require.NoError(t, os.Symlink(filepath.Join(shared, "conf.yml"), filepath.Join(root, "conf.yml")))
+	tr, err := Scan(root, "")
+	require.NoError(t, err)
+	var got []string
+	for _, e := range tr.Entries {
+		got = append(got, e.Kind+" "+e.Path)
+	}
+	assert.Equal(t, []string{"dir src", "file src/conf.yml", "file src/lib/util.py", "file src/main.py"}, got)
+	assert.Equal(t, tr.Hash, hashOf(t, writeTree(t, map[string]string{"main.py": "import util\n", "lib/util.py": "X = 1\n", "conf.yml": "a: 1\n"})),
+		"a tree reached through links hashes as the same tree copied")
+
+	writeFile(filepath.Join(shared, "lib", "util.py"), "X = 2\n")
+	assert.NotEqual(t, tr.Hash, hashOf(t, root), "a link's target changed")
+	writeFile(filepath.Join(shared, "lib", "util.py"), "X = 1\n")
+	writeFile(filepath.Join(shared, "conf.yml"), "a: 2\n")
+	assert.NotEqual(t, tr.Hash, hashOf(t, root), "a linked file changed")
+
+	dst := t.TempDir()
+	copied, err := CopyLocal(tr, dst)
+	require.NoError(t, err)
+	require.True(t, copied)
+	held, err := os.ReadFile(filepath.Join(dst, filepath.FromSlash(Path(tr.Hash)), "src", "lib", "util.py"))
+	require.NoError(t, err)
+	assert.Equal(t, "X = 1\n", string(held), "the snapshot holds the linked files, not the links")
+
+	require.NoError(t, os.Symlink("..", filepath.Join(shared, "lib", "up")))
+	_, err = Scan(root, "")
+	assert.ErrorContains(t, err, "symbolic link loop")
+}
+
+// TestACodePathThatIsAPipeOrSocketIsRefused: a named pipe or socket holds
+// no code; snapshotting it as an empty tree would let a step run (and be
+// reused) with nothing.
+func TestACodePathThatIsAPipeOrSocketIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "train.py")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o644))
+	_, err := Scan(fifo, "")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "is a named pipe (FIFO), which holds no code to snapshot: name a folder or a regular file")
+
+	sock := filepath.Join(dir, "s")
+	l, err := net.Listen("unix", sock)
+	require.NoError(t, err)
+	defer l.Close()
+	_, err = Scan(sock, "")
+	assert.ErrorContains(t, err, "is a socket")
+
+	// Inside a folder, such files are not code: they are left out.
+	root := writeTree(t, map[string]string{"main.py": "print(1)\n"})
+	base := hashOf(t, root)
+	require.NoError(t, syscall.Mkfifo(filepath.Join(root, "pipe"), 0o644))
+	assert.Equal(t, base, hashOf(t, root))
 }

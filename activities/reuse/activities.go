@@ -25,8 +25,10 @@ const (
 	ReasonForced           = "force_rerun"
 	ReasonNotDeterministic = "is_deterministic: false"
 	ReasonFirstRun         = "first run"
-	ReasonOutputsGone      = "recorded outputs are gone"
 	ReasonNoRecord         = "no record of this key"
+	// ReasonNoManifest is a record written before porch listed outputs'
+	// files: what its outputs hold now cannot be checked.
+	ReasonNoManifest = "the record lists no files of its outputs (an older porch wrote it)"
 )
 
 // Activities decide and record reuse on a worker.
@@ -46,9 +48,6 @@ type Upstream struct {
 	Input  string `json:"input"`
 	Step   string `json:"step"`
 	Output string `json:"output"`
-	// Key is the key that produced the output: "" when unknown (a step
-	// that ran before porch decided reuse), and then its content counts.
-	Key string `json:"key,omitempty"`
 	// Ran says the step ran in this run rather than being reused.
 	Ran bool `json:"ran,omitempty"`
 }
@@ -75,10 +74,6 @@ type DecideInput struct {
 type Decision struct {
 	Key   string `json:"key"`
 	Parts []Part `json:"parts"`
-	// OutputKey stands for the step's outputs in its dependants' keys:
-	// its key, or for a step that is not deterministic one no other run
-	// shares.
-	OutputKey string `json:"output_key"`
 	// Reused is the record whose outputs the step takes (without its
 	// parts); nil when the step runs.
 	Reused *Record `json:"reused,omitempty"`
@@ -91,8 +86,8 @@ type Decision struct {
 }
 
 // DecideReuse computes a step's key and looks for a record of it whose
-// outputs still exist; otherwise it compares the key's parts with the
-// step's latest record to say why the step runs.
+// outputs still hold what they held; otherwise it compares the key's
+// parts with the step's latest record to say why the step runs.
 func (a *Activities) DecideReuse(ctx context.Context, in DecideInput) (Decision, error) {
 	uris := []string{KeyURI(in.DefaultDatastore, "x")}
 	for _, i := range in.Inputs {
@@ -109,13 +104,15 @@ func (a *Activities) DecideReuse(ctx context.Context, in DecideInput) (Decision,
 		return Decision{}, err
 	}
 	d := Decision{Key: Key(parts), Parts: parts}
-	d.OutputKey = d.Key
-	if in.Force == ReasonNotDeterministic {
-		d.OutputKey = hashOf(d.Key + " " + in.RunID + " " + in.Step.Path)
-	}
 	latest, err := readRecord(ctx, a.Host, LatestURI(in.DefaultDatastore, in.Pipeline, in.Step.Path))
 	if err != nil {
 		return d, err
+	}
+	elsewhere := ""
+	if latest == nil && in.Force == "" {
+		// Only a reason needs it, and a forced step has its own (a step
+		// that is not deterministic never has a latest record).
+		latest, elsewhere = a.latestElsewhere(ctx, in)
 	}
 	if latest != nil {
 		d.Was, d.WasRun = latest.Parts, latest.Run
@@ -125,23 +122,15 @@ func (a *Activities) DecideReuse(ctx context.Context, in DecideInput) (Decision,
 		return d, nil
 	}
 	rec, err := readRecord(ctx, a.Host, KeyURI(in.DefaultDatastore, d.Key))
-	if err != nil {
+	if err != nil || rec == nil {
+		d.Reason = a.why(ctx, in, d.Parts, latest, elsewhere)
 		return d, err
 	}
-	if rec != nil {
-		there, err := a.outputsThere(ctx, *rec)
-		if err != nil {
-			return d, err
-		}
-		if there {
-			rec.Parts = nil
-			d.Reused = rec
-			return d, nil
-		}
-		d.Reason = ReasonOutputsGone
-		return d, nil
+	if d.Reason, err = a.checkOutputs(ctx, in.DefaultDatastore, *rec); err != nil || d.Reason != "" {
+		return d, err
 	}
-	d.Reason = a.why(ctx, in, d.Parts, latest)
+	rec.Parts = nil
+	d.Reused = rec
 	return d, nil
 }
 
@@ -171,8 +160,9 @@ func (a *Activities) parts(ctx context.Context, in DecideInput) ([]Part, error) 
 	return parts, nil
 }
 
-// why says why a step with no record of its key runs.
-func (a *Activities) why(ctx context.Context, in DecideInput, parts []Part, latest *Record) string {
+// why says why a step with no record of its key runs. elsewhere names
+// the datastore latest is on when it is not the run's default datastore.
+func (a *Activities) why(ctx context.Context, in DecideInput, parts []Part, latest *Record, elsewhere string) string {
 	if latest == nil {
 		return ReasonFirstRun
 	}
@@ -187,30 +177,14 @@ func (a *Activities) why(ctx context.Context, in DecideInput, parts []Part, late
 			codeNames = a.codeChanges(ctx, in.DefaultDatastore, c, c)
 		}
 	}
-	if changes := Changes(cs, ran, codeNames); len(changes) > 0 {
+	changes := Changes(cs, ran, codeNames)
+	if elsewhere != "" {
+		changes = append([]string{fmt.Sprintf("default_datastore changed (%s → %s)", elsewhere, in.DefaultDatastore)}, changes...)
+	}
+	if len(changes) > 0 {
 		return strings.Join(changes, "; ")
 	}
 	return ReasonNoRecord
-}
-
-// outputsThere says whether every output of a record but its artifacts
-// (logs) is still where the record says.
-func (a *Activities) outputsThere(ctx context.Context, r Record) (bool, error) {
-	uris := make([]string, 0, len(r.Outputs))
-	for _, o := range r.Outputs {
-		uris = append(uris, o.URI)
-	}
-	a.Host.RefreshDatastores(ctx, uris...)
-	for _, o := range r.Outputs {
-		if o.Name == plan.ArtifactsOutput {
-			continue
-		}
-		ok, err := exists(ctx, a.Host, o.URI)
-		if err != nil || !ok {
-			return false, err
-		}
-	}
-	return true, nil
 }
 
 // RecordInput is steps that succeeded, to record under their keys.
@@ -225,13 +199,24 @@ func (a *Activities) RecordReuse(ctx context.Context, in RecordInput) error {
 	return a.record(ctx, in.DefaultDatastore, in.Records)
 }
 
-// record writes each record under its key, then as its step path's latest.
+// record writes each record, with its outputs' manifests, under its key,
+// then as its step path's latest.
 func (a *Activities) record(ctx context.Context, ds string, records []Record) error {
 	if len(records) == 0 {
 		return nil
 	}
-	a.Host.RefreshDatastores(ctx, KeyURI(ds, "x"))
+	uris := []string{KeyURI(ds, "x")}
 	for _, r := range records {
+		for _, o := range r.Outputs {
+			uris = append(uris, o.URI)
+		}
+	}
+	a.Host.RefreshDatastores(ctx, uris...)
+	for _, r := range records {
+		r, err := a.withManifests(ctx, ds, r)
+		if err != nil {
+			return fmt.Errorf("record step %q for reuse: %w", r.Step, err)
+		}
 		r.Created = time.Now().UTC()
 		if err := writeJSON(ctx, a.Host, KeyURI(ds, r.Key), r); err != nil {
 			return fmt.Errorf("record step %q for reuse: %w", r.Step, err)

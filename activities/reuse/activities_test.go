@@ -89,7 +89,9 @@ func TestDecideReuse(t *testing.T) {
 	require.NotNil(t, second.Reused, "same spec, code and inputs: %s", second.Reason)
 	assert.Equal(t, first.Key, second.Key, "the run id is not in the key")
 	assert.Equal(t, "run1", second.Reused.Run)
-	assert.Equal(t, []Output{{Name: "model", URI: f.model}}, second.Reused.Outputs)
+	require.Len(t, second.Reused.Outputs, 1)
+	assert.Equal(t, "model", second.Reused.Outputs[0].Name)
+	assert.Equal(t, f.model, second.Reused.Outputs[0].URI)
 
 	t.Run("literal", func(t *testing.T) {
 		in := f.input("run3")
@@ -119,7 +121,7 @@ func TestDecideReuse(t *testing.T) {
 	})
 	t.Run("upstream", func(t *testing.T) {
 		in := f.input("run3")
-		in.Upstream = []Upstream{{Input: "data", Step: "prep", Output: "out", Key: "k2", Ran: true}}
+		in.Upstream = []Upstream{{Input: "data", Step: "prep", Output: "out", Ran: true}}
 		d, err := f.a.DecideReuse(ctx, in)
 		require.NoError(t, err)
 		assert.Equal(t, `dependency "prep" ran`, d.Reason)
@@ -141,7 +143,7 @@ func TestDecideReuse(t *testing.T) {
 		d, err := f.a.DecideReuse(ctx, f.input("run3"))
 		require.NoError(t, err)
 		assert.Nil(t, d.Reused)
-		assert.Equal(t, ReasonOutputsGone, d.Reason)
+		assert.Equal(t, `recorded output "model" is gone`, d.Reason)
 	})
 }
 
@@ -166,4 +168,46 @@ func TestDecideNamesChangedFilesOfLocalCode(t *testing.T) {
 	d, err := f.a.DecideReuse(ctx, f.input("run2"))
 	require.NoError(t, err)
 	assert.Equal(t, "code changed: src/train.py", d.Reason)
+}
+
+// TestLinkedInputsAndCodeCountByWhatTheyPointTo: an input file reached
+// through a symbolic link, an input that is a link to a folder, and code
+// reached through a link count by the content of their targets, as Azure
+// ML follows links: a changed target makes the step run, even though no
+// link's text changed.
+func TestLinkedInputsAndCodeCountByWhatTheyPointTo(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	outside := t.TempDir()
+	writeOld(t, filepath.Join(outside, "real.csv"), "x,y\n1,2\n")
+	writeOld(t, filepath.Join(outside, "lib", "util.py"), "X = 1\n")
+	require.NoError(t, os.Symlink(filepath.Join(outside, "real.csv"), filepath.Join(f.data, "part-1.csv")))
+	require.NoError(t, os.Symlink(filepath.Join(outside, "lib"), filepath.Join(f.src, "lib")))
+	linked := filepath.Join(t.TempDir(), "data-link")
+	require.NoError(t, os.Symlink(f.data, linked))
+	f.code = f.src
+	input := func(run string) DecideInput {
+		in := f.input(run)
+		in.Inputs[0].Value.Data.Path = linked
+		return in
+	}
+	first, err := f.a.DecideReuse(ctx, input("run1"))
+	require.NoError(t, err)
+	f.succeed(t, first, "run1")
+	same, err := f.a.DecideReuse(ctx, input("run2"))
+	require.NoError(t, err)
+	require.NotNil(t, same.Reused, same.Reason)
+
+	writeOld(t, filepath.Join(outside, "real.csv"), "x,y\n1,3\n")
+	d, err := f.a.DecideReuse(ctx, input("run2"))
+	require.NoError(t, err)
+	assert.Nil(t, d.Reused)
+	assert.Regexp(t, `^input "data" changed \(content [0-9a-f]{8}… → [0-9a-f]{8}…\)$`, d.Reason)
+	writeOld(t, filepath.Join(outside, "real.csv"), "x,y\n1,2\n")
+
+	writeOld(t, filepath.Join(outside, "lib", "util.py"), "X = 2\n")
+	d, err = f.a.DecideReuse(ctx, input("run2"))
+	require.NoError(t, err)
+	assert.Nil(t, d.Reused)
+	assert.Equal(t, "code changed: lib/util.py", d.Reason)
 }

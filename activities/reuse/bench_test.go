@@ -20,7 +20,9 @@ import (
 // BenchmarkDecideUnchangedFolder decides reuse for a step whose input is a
 // folder of 10,000 files, 1 GiB in all (PORCH_REUSE_BENCH_MIB changes the
 // size), that has not changed since its hashes were kept: a fresh Hasher
-// per decision, as after a worker's restart, reads them back. It reports
+// per decision, as after a worker's restart, reads them back (its clock
+// an hour on, as a worker deciding a later run: the files' inode-change
+// times are then past the racy window). It reports
 // beside it the first (cold) hash by porch and a raw sha256sum of the same
 // files.
 //
@@ -41,7 +43,7 @@ func BenchmarkDecideUnchangedFolder(b *testing.B) {
 		Step:   plan.Step{Name: "s", Path: "s", Type: plan.StepCommand, Command: &plan.Command{Template: plan.Template{Source: "true"}}},
 		Inputs: []plan.Input{{Name: "data", Type: "uri_folder", Value: plan.Value{Kind: plan.ValueData, Data: &plan.Data{Path: data}}}}}
 	decide := func() Decision {
-		a := &Activities{Host: &stepio.Host{Home: home}, Hasher: &Hasher{Dir: kept}}
+		a := &Activities{Host: &stepio.Host{Home: home}, Hasher: &Hasher{Dir: kept, clock: later}}
 		d, err := a.DecideReuse(context.Background(), in)
 		require.NoError(b, err)
 		return d

@@ -17,8 +17,8 @@ import (
 // maxDetail bounds a literal shown in a reason.
 const maxDetail = 40
 
-// inputPart is an input's part: a literal's value, an upstream step's key,
-// or the content of a file or folder.
+// inputPart is an input's part: a literal's value, the files of an
+// upstream step's output, or the content of a file or folder.
 func (a *Activities) inputPart(ctx context.Context, in plan.Input, up *Upstream) (Part, error) {
 	p := Part{Name: InputPart(in.Name)}
 	switch {
@@ -26,18 +26,24 @@ func (a *Activities) inputPart(ctx context.Context, in plan.Input, up *Upstream)
 		p.Hash, p.Detail = hashOf("literal "+in.Value.Literal), clip(in.Value.Literal)
 	case in.Value.Kind != plan.ValueData || in.Value.Data == nil:
 		p.Hash = hashOf("none")
-	case up != nil && up.Key != "":
-		// A step's output is what its key produced: no need to read it.
-		p.Hash, p.Step = hashOf("step "+up.Key+" output "+up.Output), up.Step
+	case up != nil:
+		// An upstream output counts as the output it is, where it is and
+		// with the files it holds (as a record's manifest lists them),
+		// never by the key that made it: two runs of one key may write
+		// different files, and a dependant is reused only with the very
+		// output it was computed from. An upstream step that ran again
+		// wrote a new output, so its dependants run, as in Azure ML.
+		hash, _, err := a.manifest(ctx, in.Value.Data.Path)
+		if err != nil {
+			return p, fmt.Errorf("input %q: %w", in.Name, err)
+		}
+		p.Hash, p.Step = hashOf("output "+in.Value.Data.Path+" "+hash), up.Step
 	default:
 		sum, err := a.content(ctx, in.Value.Data.Path)
 		if err != nil {
 			return p, fmt.Errorf("input %q: %w", in.Name, err)
 		}
 		p.Hash = sum
-		if up != nil {
-			p.Step = up.Step
-		}
 	}
 	return p, nil
 }
@@ -113,11 +119,11 @@ func objectFiles(ctx context.Context, s *objectstore.Store, p string) ([]File, e
 		if err != nil {
 			return nil, err
 		}
-		return []File{{Hash: "etag " + o.ETag}}, nil
+		return []File{{Hash: "etag " + o.ETag, Size: o.Size}}, nil
 	}
 	files := make([]File, 0, len(objs))
 	for _, o := range objs {
-		files = append(files, File{Path: o.Path, Hash: "etag " + o.ETag})
+		files = append(files, File{Path: o.Path, Hash: "etag " + o.ETag, Size: o.Size})
 	}
 	slices.SortFunc(files, func(x, y File) int { return strings.Compare(x.Path, y.Path) })
 	return files, nil

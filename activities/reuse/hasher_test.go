@@ -3,6 +3,7 @@ package reuse
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -41,28 +42,51 @@ func TestHasherTreeHashesContentAndPaths(t *testing.T) {
 	assert.NotEqual(t, changed, renamed, "a renamed file changes the hash")
 }
 
-// TestHasherKeepsHashesBySizeAndTime shows the kept hashes are used: a
-// file rewritten with the same size and time keeps its old hash (which is
-// the bargain the cache makes), while a fresh Hasher without the kept
-// file sees the new content.
-func TestHasherKeepsHashesBySizeAndTime(t *testing.T) {
+// later is a clock an hour ahead: files written by a test are then past
+// the racy window, and their hashes are kept.
+func later() time.Time { return time.Now().Add(time.Hour) }
+
+// TestHasherKeepsHashesUntilAFileChanges shows the kept hashes are used
+// (a kept hash made up stands for the file while it is unchanged), and
+// that a file written again with its size and modification time put back,
+// as `touch -r` does, or replaced by another file of the same size and
+// time, is hashed again: its inode-change time or inode tell.
+func TestHasherKeepsHashesUntilAFileChanges(t *testing.T) {
 	dir, kept := t.TempDir(), t.TempDir()
 	p := filepath.Join(dir, "data.csv")
 	writeOld(t, p, "aaaa")
-	first, _, err := (&Hasher{Dir: kept}).Tree(dir)
+	_, files, err := (&Hasher{Dir: kept, clock: later}).Tree(dir)
 	require.NoError(t, err)
+	require.Equal(t, hashOf("aaaa"), files[0].Hash)
+
+	// Make the kept hash up: a Hasher that reads it back uses it.
+	keptFile := (&Hasher{Dir: kept}).keptFile(dir)
+	data, err := os.ReadFile(keptFile)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(keptFile, []byte(strings.ReplaceAll(string(data), hashOf("aaaa"), hashOf("made up"))), 0o644))
+	_, files, err = (&Hasher{Dir: kept, clock: later}).Tree(dir)
+	require.NoError(t, err)
+	assert.Equal(t, hashOf("made up"), files[0].Hash, "the kept hash stands for an unchanged file")
 
 	info, err := os.Stat(p)
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(p, []byte("bbbb"), 0o644))
-	require.NoError(t, os.Chtimes(p, info.ModTime(), info.ModTime()))
+	require.NoError(t, os.Chtimes(p, info.ModTime(), info.ModTime())) // touch -r
+	after, err := os.Stat(p)
+	require.NoError(t, err)
+	require.Equal(t, info.Size(), after.Size())
+	require.Equal(t, info.ModTime(), after.ModTime())
+	_, files, err = (&Hasher{Dir: kept, clock: later}).Tree(dir)
+	require.NoError(t, err)
+	assert.Equal(t, hashOf("bbbb"), files[0].Hash, "same size and modification time, new content")
 
-	again, _, err := (&Hasher{Dir: kept}).Tree(dir)
+	other := filepath.Join(t.TempDir(), "other.csv")
+	require.NoError(t, os.WriteFile(other, []byte("cccc"), 0o644))
+	require.NoError(t, os.Chtimes(other, info.ModTime(), info.ModTime()))
+	require.NoError(t, os.Rename(other, p))
+	_, files, err = (&Hasher{Dir: kept, clock: later}).Tree(dir)
 	require.NoError(t, err)
-	assert.Equal(t, first, again, "the kept hash (read back from its file) stands for the unchanged size and time")
-	fresh, _, err := (&Hasher{}).Tree(dir)
-	require.NoError(t, err)
-	assert.NotEqual(t, first, fresh)
+	assert.Equal(t, hashOf("cccc"), files[0].Hash, "a file replaced by another of the same size and time")
 }
 
 func TestHasherDoesNotKeepRacyFiles(t *testing.T) {

@@ -46,6 +46,12 @@ func hashOf(s string) string {
 type Output struct {
 	Name string `json:"name"`
 	URI  string `json:"uri"`
+	// Manifest is the hash of the output's files as recorded (their
+	// list is kept under it); Files and Bytes count them. Records of a
+	// porch before manifests have none, and are not reused.
+	Manifest string `json:"manifest,omitempty"`
+	Files    int    `json:"files,omitempty"`
+	Bytes    int64  `json:"bytes,omitempty"`
 }
 
 // Record is a successful step's outputs under its reuse key.

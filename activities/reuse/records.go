@@ -57,6 +57,12 @@ func codeFilesURI(ds, hash string) string {
 	return plan.DatastorePrefix + ds + "/paths/" + recordsDir + "/code/" + hash + ".json"
 }
 
+// manifestURI is where the manifest (the files) of a recorded output
+// whose manifest hash is hash is kept.
+func manifestURI(ds, hash string) string {
+	return plan.DatastorePrefix + ds + "/paths/" + recordsDir + "/manifests/" + hash + ".json"
+}
+
 func readJSON(ctx context.Context, h *stepio.Host, uri string, v any) error {
 	data, err := readData(ctx, h, uri)
 	if err != nil {

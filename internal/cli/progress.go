@@ -106,6 +106,9 @@ func (p *plainProgress) events(now time.Time, s workflows.StepState) []event {
 	var out []event
 	start := func() {
 		p.started[s.Path] = true
+		if why := ranWhy(s); why != "" {
+			out = append(out, event{at: eventTime(s.Started, now), depth: depth, path: s.Path, text: why})
+		}
 		text := "step " + s.Path + " started"
 		if s.Attempt > 1 {
 			text += fmt.Sprintf(" (attempt %d)", s.Attempt)
@@ -169,8 +172,31 @@ func (t *termProgress) Update(now time.Time, steps []workflows.StepState) {
 	t.draw(now, steps, true)
 }
 
-// Done draws the final view, without a spinner.
-func (t *termProgress) Done(now time.Time, steps []workflows.StepState) { t.draw(now, steps, false) }
+// Done draws the final view, without a spinner, and below it why steps
+// ran that could have reused a record.
+func (t *termProgress) Done(now time.Time, steps []workflows.StepState) {
+	t.draw(now, steps, false)
+	for _, s := range steps {
+		if why := ranWhy(s); why != "" {
+			fmt.Fprintln(t.w, why)
+		}
+	}
+}
+
+// ranWhy is the line that says why a step ran although a record of it
+// existed (or its reuse could not be decided): "step a ran: input "n"
+// changed (content 3f2a… → 9c1b…)"; "" for a step that was reused, has
+// not started, or ran for the first time.
+func ranWhy(s workflows.StepState) string {
+	r := s.Reuse
+	if r == nil || r.Reason == "" || s.Started.IsZero() || s.Status == workflows.StatusReused {
+		return ""
+	}
+	if r.WasRun == "" && !strings.HasPrefix(r.Reason, workflows.ReasonUndecided) {
+		return ""
+	}
+	return "step " + s.Path + " ran: " + r.Reason
+}
 
 func (t *termProgress) draw(now time.Time, steps []workflows.StepState, live bool) {
 	var b strings.Builder

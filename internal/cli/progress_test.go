@@ -136,3 +136,41 @@ func TestPlainProgressNestedOrder(t *testing.T) {
 `
 	assert.Equal(t, want, b.String())
 }
+
+// TestWhyAStepRanIsToldOnce: a step that ran although a record of it
+// existed gets one line saying why, in the plain view as it starts and in
+// the redrawn view below the last frame; a first run, a reused step and a
+// step that never started get none.
+func TestWhyAStepRanIsToldOnce(t *testing.T) {
+	const none = -1
+	changed := step("a", workflows.StatusRunning, 1, none)
+	changed.Reuse = &workflows.Reuse{Reason: `input "n" changed (content 3f2a1c0e… → 9c1b77d2…)`, WasRun: "r0"}
+	first := step("b", workflows.StatusRunning, 1, none)
+	first.Reuse = &workflows.Reuse{Reason: "first run"}
+	reused := step("c", workflows.StatusReused, none, 1)
+	reused.Reuse = &workflows.Reuse{FromRun: "r0", WasRun: "r0"}
+	undecided := step("d", workflows.StatusRunning, 1, none)
+	undecided.Reuse = &workflows.Reuse{Reason: workflows.ReasonUndecided + "activity timed out"}
+	steps := []workflows.StepState{changed, first, reused, undecided}
+
+	var b bytes.Buffer
+	p := newPlainProgress(&b, time.UTC)
+	p.Update(at(1), steps)
+	done := steps
+	done[0].Status, done[0].Ended = workflows.StatusSucceeded, at(2)
+	p.Done(at(3), done)
+	out := b.String()
+	assert.Equal(t, 1, strings.Count(out, "step a ran:"), out)
+	assert.Contains(t, out, "12:00:01 step a ran: input \"n\" changed (content 3f2a1c0e… → 9c1b77d2…)\n12:00:01 step a started\n")
+	assert.Contains(t, out, "12:00:01 step d ran: reuse not decided: activity timed out\n")
+	assert.NotContains(t, out, "step b ran")
+	assert.NotContains(t, out, "step c ran")
+
+	b.Reset()
+	term := &termProgress{w: &b}
+	term.Update(at(1), steps)
+	assert.NotContains(t, b.String(), " ran: ", "the redrawn view tells it once, at the end")
+	term.Done(at(3), done)
+	assert.True(t, strings.HasSuffix(b.String(), "\x1b[J"+
+		"step a ran: input \"n\" changed (content 3f2a1c0e… → 9c1b77d2…)\nstep d ran: reuse not decided: activity timed out\n"), "%q", b.String())
+}
