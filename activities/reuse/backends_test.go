@@ -61,7 +61,7 @@ func (s *store) write(t *testing.T, uri, name, content string) {
 	t.Helper()
 	ctx := context.Background()
 	s.a.Host.RefreshDatastores(ctx, uri)
-	if d, p, ok := s.a.Host.S3Location(uri); ok {
+	if d, p, ok := s.a.Host.ObjectLocation(uri); ok {
 		o, err := s.a.Host.ObjectStore(d)
 		require.NoError(t, err)
 		require.NoError(t, o.Put(ctx, strings.TrimSuffix(p, "/")+"/"+name, bytes.NewReader([]byte(content)), int64(len(content))))
@@ -76,7 +76,7 @@ func (s *store) write(t *testing.T, uri, name, content string) {
 func (s *store) remove(t *testing.T, uri, name string) {
 	t.Helper()
 	ctx := context.Background()
-	if d, p, ok := s.a.Host.S3Location(uri); ok {
+	if d, p, ok := s.a.Host.ObjectLocation(uri); ok {
 		o, err := s.a.Host.ObjectStore(d)
 		require.NoError(t, err)
 		require.NoError(t, o.RemoveAll(ctx, strings.TrimSuffix(p, "/")+"/"+name))

@@ -16,7 +16,7 @@ import (
 
 // MaxHashedOutputFile bounds the files of a recorded output whose content
 // its manifest hashes: 64 MiB. A larger file is checked by its size and
-// modification time (on an s3 datastore every object by its ETag, which
+// modification time (on an object-store datastore every object by its ETag, which
 // costs nothing to read).
 const MaxHashedOutputFile = 64 << 20
 
@@ -25,12 +25,12 @@ const MaxHashedOutputFile = 64 << 20
 var manifestMissing = hashOf("porch output manifest: missing")
 
 // manifest lists the output at uri as a record keeps it: its files' paths
-// and sizes, and their hashes (ETags on an s3 datastore). Its hash is
+// and sizes, and their hashes (ETags on an object-store datastore). Its hash is
 // manifestMissing for an output that is not there.
 func (a *Activities) manifest(ctx context.Context, uri string) (string, []File, error) {
 	var files []File
 	var err error
-	if d, p, ok := a.Host.S3Location(uri); ok {
+	if d, p, ok := a.Host.ObjectLocation(uri); ok {
 		s, serr := a.Host.ObjectStore(d)
 		if serr != nil {
 			return "", nil, serr
