@@ -28,8 +28,10 @@ type parser struct {
 	root  string
 	steps int
 	depth int
-	// read counts the bytes of the files read, against MaxTotalBytes.
-	read int64
+	// read counts the bytes of the files read, against MaxTotalBytes,
+	// and nodes their YAML nodes, against MaxYAMLNodes.
+	read  int64
+	nodes int
 	// components caches loaded component files by path; loading marks the
 	// pipeline components being parsed, to refuse a component using itself.
 	components map[string]*componentAST
@@ -74,6 +76,9 @@ func (p *parser) load(name string, at plan.Pos) *yaml.Node {
 		}
 		p.halt(pos, raise("use fewer or smaller component files", EnvMaxTotalBytes),
 			"the pipeline's files hold more than %d bytes in all (%q is one too many)", p.limits.MaxTotalBytes, name)
+		return nil
+	}
+	if !p.countYAMLNodes(name, data) {
 		return nil
 	}
 	return decodeYAML(&p.diags, name, data, p.limits.MaxAliasNodes)

@@ -42,6 +42,9 @@ func readCatalogFile(files userFiles, name string) (*catalogFile, error) {
 	if err != nil {
 		return nil, err
 	}
+	if diags := compiler.CheckYAMLNodes(name, data, files.limits); diags.HasErrors() {
+		return nil, diags
+	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		msg := err.Error()

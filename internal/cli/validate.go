@@ -7,6 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/porch-pipelines/porch/compiler"
 )
 
 func (a *app) validateCommand() *cobra.Command {
@@ -42,7 +44,7 @@ func (a *app) validateCommand() *cobra.Command {
 // is left to the compiler, which reports why.
 func componentKind(files userFiles, file string) (typ, name string, ok bool) {
 	data, err := files.read(file)
-	if err != nil {
+	if err != nil || compiler.CheckYAMLNodes(file, data, files.limits).HasErrors() {
 		return "", "", false
 	}
 	var doc yaml.Node
