@@ -32,6 +32,15 @@ func CheckYAMLNodes(name string, data []byte, limits Limits) Diagnostics {
 	return d.list
 }
 
+// SyntaxDiagnostics turns the error yaml.v3 returned for data into
+// diagnostics placed at a line and column, as the compiler reports syntax
+// errors, for files decoded outside a compilation.
+func SyntaxDiagnostics(name string, data []byte, err error) Diagnostics {
+	var d diags
+	syntaxError(&d, name, data, err)
+	return d.list
+}
+
 // Suggest returns a did-you-mean sentence naming the candidate closest to
 // name, or "" when none is close.
 func Suggest(name string, candidates []string) string {

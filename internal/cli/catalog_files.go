@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -33,9 +32,6 @@ type catalogFile struct {
 	warnings []string
 }
 
-// yamlLine finds the line yaml.v3 puts in its syntax errors.
-var yamlLine = regexp.MustCompile(`^yaml: line (\d+): `)
-
 // readCatalogFile reads a YAML mapping, refusing duplicate keys.
 func readCatalogFile(files userFiles, name string) (*catalogFile, error) {
 	data, err := files.read(name)
@@ -47,11 +43,7 @@ func readCatalogFile(files userFiles, name string) (*catalogFile, error) {
 	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		msg := err.Error()
-		if m := yamlLine.FindStringSubmatch(msg); m != nil {
-			return nil, fmt.Errorf("%s:%s: %s: fix the YAML syntax", name, m[1], strings.TrimPrefix(msg, m[0]))
-		}
-		return nil, fmt.Errorf("%s: %s: fix the YAML syntax", name, strings.TrimPrefix(msg, "yaml: "))
+		return nil, compiler.SyntaxDiagnostics(name, data, err)
 	}
 	if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
 		return nil, fmt.Errorf("%s:1: expected a YAML mapping with name: and type: keys", name)
