@@ -243,8 +243,11 @@ func parseComponentFile(files userFiles, name string) (plan.ComponentAsset, comp
 	if err != nil {
 		return c, nil, err
 	}
-	if typ == "" && f.keys["jobs"] != nil {
+	switch {
+	case typ == "" && f.keys["jobs"] != nil:
 		typ = "pipeline"
+	case typ == "":
+		typ = "command" // Azure ML's default component type
 	}
 	if !slices.Contains(componentTypes, typ) {
 		at := f.root
