@@ -347,21 +347,6 @@ func (p *parser) boolean(name string, e entry) bool {
 	return b
 }
 
-func (p *parser) integer(name string, e entry) int {
-	s := p.scalar(name, e)
-	if s == nil {
-		return 0
-	}
-	if p.bindingNotLiteral(s.Pos, e.key.Value, s.Value) {
-		return 0
-	}
-	n, ok := parseInt(s.Value)
-	if !ok {
-		p.errorf(s.Pos, "write a whole number", "%q must be an integer, found %q", e.key.Value, s.Value)
-	}
-	return int(n)
-}
-
 // bindingNotLiteral reports a ${{...}} binding written where porch needs a
 // literal integer (a run setting), and whether v was one.
 func (p *parser) bindingNotLiteral(pos plan.Pos, what, v string) bool {

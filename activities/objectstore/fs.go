@@ -56,7 +56,8 @@ func (f *storeFS) Stat(name string) (fs.FileInfo, error) {
 	}
 	ctx, cancel := context.WithCancel(f.ctx)
 	defer cancel()
-	for obj := range f.s.client.ListObjects(ctx, f.s.def.Bucket, minio.ListObjectsOptions{Prefix: dirPrefix(key), MaxKeys: 1}) {
+	// One object under the prefix makes it a folder.
+	if obj, ok := <-f.s.client.ListObjects(ctx, f.s.def.Bucket, minio.ListObjectsOptions{Prefix: dirPrefix(key), MaxKeys: 1}); ok {
 		if obj.Err != nil {
 			return nil, &fs.PathError{Op: "stat", Path: name, Err: f.s.wrap(obj.Err, "list folder %q", name)}
 		}

@@ -89,7 +89,7 @@ func parseEndpoint(endpoint string) (host string, secure bool, err error) {
 		return "", false, fmt.Errorf("endpoint %q is not a URL like \"https://s3.amazonaws.com\" or \"http://127.0.0.1:9000\": start it with https:// or http://", endpoint)
 	}
 	if strings.Trim(u.Path, "/") != "" || u.RawQuery != "" || u.User != nil {
-		return "", false, fmt.Errorf("endpoint %q has a path, query or user: give only scheme, host and port, and the bucket and prefix in bucket: and prefix:", endpoint)
+		return "", false, fmt.Errorf("endpoint %q has a path, query or user: give only scheme, host and port (the bucket and prefix go in bucket: and prefix: of their own)", endpoint)
 	}
 	return u.Host, u.Scheme == "https", nil
 }
