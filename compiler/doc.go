@@ -5,7 +5,8 @@
 //
 // The compiler is pure: its only I/O is Options.ReadFile, by default
 // regular files only, each within Limits.MaxFileBytes. Options.Limits bound
-// what it builds as it expands pipeline components and YAML aliases, and
+// the YAML nodes it decodes and what it builds as it expands pipeline
+// components and YAML aliases, and
 // CompileContext stops it when its context is done. It runs in phases,
 // each collecting all its problems and stopping compilation when one is an
 // error: parse (YAML to an AST with positions; syntax, tabs, duplicate and

@@ -32,11 +32,8 @@ var (
 // empty name); what is the file's kind, for the message.
 func (p *parser) checkName(name string, f map[string]entry, what string) {
 	e, ok := f["name"]
-	if !ok || (e.val.Kind == yaml.ScalarNode && strings.TrimSpace(e.val.Value) != "" && !isNull(e.val)) {
-		return
-	}
-	if e.val.Kind != yaml.ScalarNode {
-		return // reported as a non-scalar where it is read
+	if !ok || !isNull(e.val) && (e.val.Kind != yaml.ScalarNode || strings.TrimSpace(e.val.Value) != "") {
+		return // a non-scalar is reported where it is read
 	}
 	p.errorf(nodePos(name, e.key), "write the "+what+"'s name, or remove name:", "%s name is empty", what)
 }
@@ -115,7 +112,7 @@ var (
 // only a job has, such as compute:) is not a component.
 func ComponentFile(root *yaml.Node) (typ, name string, ok bool) {
 	get := func(key string) string {
-		if e := lookup(root, key); e != nil && e.val.Kind == yaml.ScalarNode && !isNull(e.val) {
+		if e := lookup(root, key); e != nil && !isNull(e.val) && e.val.Kind == yaml.ScalarNode {
 			return strings.TrimSpace(e.val.Value)
 		}
 		return ""
@@ -136,7 +133,7 @@ func ComponentFile(root *yaml.Node) (typ, name string, ok bool) {
 
 // isCommandJob reports whether a command file is a job, not a component.
 func isCommandJob(root *yaml.Node) bool {
-	if s := lookup(root, "$schema"); s != nil && s.val.Kind == yaml.ScalarNode {
+	if s := lookup(root, "$schema"); s != nil && !isNull(s.val) && s.val.Kind == yaml.ScalarNode {
 		switch {
 		case strings.HasSuffix(s.val.Value, jobSchema):
 			return true
