@@ -285,7 +285,10 @@ func (p *parser) catalogComponent(name string, v *yaml.Node, ref string) (*compo
 		return nil, true
 	}
 	file := filepath.Join(asset.Dir, asset.Name+".yml")
-	root := decodeYAML(&p.diags, file, []byte(asset.Source), p.limits.MaxAliasNodes)
+	var root *yaml.Node
+	if p.countYAMLNodes(file, []byte(asset.Source)) {
+		root = decodeYAML(&p.diags, file, []byte(asset.Source), p.limits.MaxAliasNodes)
+	}
 	if root == nil {
 		p.components[key] = nil
 		return nil, true

@@ -68,15 +68,31 @@ func (c *checker) checkDecl(in *inputAST, what string, replaced bool) {
 		return
 	}
 	for _, lit := range []*scalarAST{in.Default, valueLit(in.Value)} {
-		if lit == nil {
+		if lit == nil || !isPrimitive(in.Type) {
 			continue
 		}
-		if prob := literalProblem(in, lit.Value); prob != "" && isPrimitive(in.Type) {
-			c.errorf(lit.Pos, "change the value to fit the declaration", "%s %q: value %q %s", what, in.Name, lit.Value, prob)
-		}
+		c.checkLiteral(in, lit, "change the value to fit the declaration", "%s %q: value %q %s", what, in.Name, lit.Value)
 	}
 	if v := in.Value; v != nil && v.Path != nil && !replaced {
 		c.checkDataPath(v.Path, orDefault(in.Type, v.Type))
+	}
+}
+
+// checkLiteral reports a literal that does not fit its declared input:
+// an error when it is not of the input's type, as Azure ML refuses a value
+// it cannot parse as one (Input._parse: int(float(v)) for an integer); a
+// warning for what Azure ML's client lets through, a number that is not a
+// whole one for an integer, or a value outside min, max or enum (the
+// densenet example binds "224" to an input of enum True, False). The
+// message is format with args and the problem.
+func (c *checker) checkLiteral(decl *inputAST, lit *scalarAST, detail, format string, args ...any) {
+	prob, wrongType := literalFit(decl, lit.Value)
+	switch {
+	case prob == "":
+	case wrongType:
+		c.errorf(lit.Pos, detail, format, append(args, prob)...)
+	default:
+		c.warnf(lit.Pos, asWritten, format, append(args, prob)...)
 	}
 }
 
@@ -184,6 +200,8 @@ func (c *checker) checkTemplateOf(cmd commandAST, ins []*inputAST, outs []*outpu
 		case plan.RefInput:
 			in, ok := inputs[r.Name]
 			switch {
+			case !ok && strings.Contains(r.Name, "."):
+				groupRef(&c.diags, pos, "${{inputs."+r.Name+"}}", r.Name)
 			case !ok:
 				c.errorf(pos, withHint(fmt.Sprintf("declare it under the %s's inputs:", what), suggest(r.Name, names(inputs))),
 					"%s uses unknown input %q", field, r.Name)

@@ -3,6 +3,7 @@ package compiler
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/porch-pipelines/porch/compiler/plan"
 )
@@ -105,11 +106,10 @@ func (c *checker) checkBinding(pl *pipelineAST, steps map[string]*stepAST, s *st
 	switch {
 	case v.Ref != nil && v.Ref.Kind == refParentInput && c.untypedLiteral(pl, v.Ref.Name) != nil && isPrimitive(want):
 		// An untyped pipeline literal takes the type of the input it binds.
-		lit := c.untypedLiteral(pl, v.Ref.Name)
-		if prob := literalProblem(decl, lit.Value); prob != "" {
-			c.errorf(v.Pos, fmt.Sprintf("give pipeline input %q %s value that fits", v.Ref.Name, article(want)),
-				"input %q of step %q: pipeline input %q value %q %s", in.Name, s.Name, v.Ref.Name, lit.Value, prob)
-		}
+		lit := *c.untypedLiteral(pl, v.Ref.Name)
+		lit.Pos = v.Pos
+		c.checkLiteral(decl, &lit, fmt.Sprintf("give pipeline input %q %s value that fits", v.Ref.Name, article(want)),
+			"input %q of step %q: pipeline input %q value %q %s", in.Name, s.Name, v.Ref.Name, lit.Value)
 	case v.Ref != nil:
 		got, what := c.refType(pl, steps, s, v.Ref)
 		if what != "" && !compatible(got, want) {
@@ -117,10 +117,10 @@ func (c *checker) checkBinding(pl *pipelineAST, steps map[string]*stepAST, s *st
 				"type mismatch: input %q of step %q is %s but %s is %s", in.Name, s.Name, want, what, got)
 		}
 	case v.Lit != nil && isPrimitive(want):
-		if prob := literalProblem(decl, v.Lit.Value); prob != "" {
-			c.errorf(v.Pos, fmt.Sprintf("give %s value that fits the declaration", article(want)),
-				"input %q of step %q: value %q %s", in.Name, s.Name, v.Lit.Value, prob)
-		}
+		lit := *v.Lit
+		lit.Pos = v.Pos
+		c.checkLiteral(decl, &lit, fmt.Sprintf("give %s value that fits the declaration", article(want)),
+			"input %q of step %q: value %q %s", in.Name, s.Name, v.Lit.Value)
 	case v.Lit != nil && want != "":
 		c.checkDataPath(v.Lit, want)
 	case v.Path != nil:
@@ -138,6 +138,10 @@ func (c *checker) refType(pl *pipelineAST, steps map[string]*stepAST, s *stepAST
 	switch r.Kind {
 	case refParentInput:
 		pi := findInput(pl.Inputs, r.Name)
+		if pi == nil && strings.Contains(r.Name, ".") {
+			groupRef(&c.diags, r.Pos, r.Text, r.Name)
+			return "", ""
+		}
 		if pi == nil {
 			c.errorf(r.Pos, withHint("declare it under the pipeline's inputs:", suggest(r.Name, inputNames(pl.Inputs))),
 				"%s refers to unknown pipeline input %q", r.Text, r.Name)

@@ -136,6 +136,8 @@ func (p *parser) parseComponent(name string, n *yaml.Node) *componentAST {
 		return p.parseParallelComponent(c, name, n)
 	}
 	f := p.fields(name, n, "component", componentKeys, componentSilent)
+	p.checkName(name, f, "component")
+	p.checkEnvironment(c, f)
 	if _, ok := f["additional_includes"]; ok {
 		p.warnf(nodePos(name, f["additional_includes"].key), "copy the files into the code folder instead", "additional_includes is ignored by porch")
 	}

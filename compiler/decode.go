@@ -15,8 +15,30 @@ import (
 // level must hold. The node is nil when the file is unusable.
 func DecodeYAML(name string, data []byte, empty, top string) (*yaml.Node, Diagnostics) {
 	var d diags
+	if !checkNodes(&d, name, data, DefaultLimits.MaxYAMLNodes) {
+		return nil, d.list
+	}
 	root := decodeMapping(&d, name, data, DefaultLimits.MaxAliasNodes, empty, top)
 	return root, d.list
+}
+
+// CheckYAMLNodes reports a file holding more YAML nodes than
+// limits.MaxYAMLNodes (its default when zero), at the node that passes
+// it, for files read outside a compilation: yaml.v3 would build the whole
+// tree before anything could look at it.
+func CheckYAMLNodes(name string, data []byte, limits Limits) Diagnostics {
+	var d diags
+	checkNodes(&d, name, data, limits.withDefaults().MaxYAMLNodes)
+	return d.list
+}
+
+// SyntaxDiagnostics turns the error yaml.v3 returned for data into
+// diagnostics placed at a line and column, as the compiler reports syntax
+// errors, for files decoded outside a compilation.
+func SyntaxDiagnostics(name string, data []byte, err error) Diagnostics {
+	var d diags
+	syntaxError(&d, name, data, err)
+	return d.list
 }
 
 // Suggest returns a did-you-mean sentence naming the candidate closest to
@@ -36,6 +58,9 @@ func (d Diagnostics) Sort() {
 // level must be a mapping; empty documents are skipped.
 func DecodeYAMLDocuments(name string, data []byte, empty, top string) ([]*yaml.Node, Diagnostics) {
 	var d diags
+	if !checkNodes(&d, name, data, DefaultLimits.MaxYAMLNodes) {
+		return nil, d.list
+	}
 	first := decodeMapping(&d, name, data, DefaultLimits.MaxAliasNodes, empty, top)
 	if first == nil || len(d.list) > 0 {
 		return nil, d.list

@@ -5,7 +5,8 @@
 //
 // The compiler is pure: its only I/O is Options.ReadFile, by default
 // regular files only, each within Limits.MaxFileBytes. Options.Limits bound
-// what it builds as it expands pipeline components and YAML aliases, and
+// the YAML nodes it decodes and what it builds as it expands pipeline
+// components and YAML aliases, and
 // CompileContext stops it when its context is done. It runs in phases,
 // each collecting all its problems and stopping compilation when one is an
 // error: parse (YAML to an AST with positions; syntax, tabs, duplicate and
@@ -28,7 +29,9 @@
 //   - Step.Inputs bind every input the step declares (its component's, or the
 //     ones an inline command step binds), in declaration order. A value is
 //     ValueLiteral (the literal as written: "1e-3" stays "1e-3", "False"
-//     stays "False", checked against the declared type, min, max and enum),
+//     stays "False", of the declared type; outside min, max or enum, or a
+//     fractional number for an integer, it is a warning, as Azure ML's
+//     client lets it through),
 //     ValueData (an absolute local path, or a URI kept as written),
 //     ValueStepOutput (a sibling step and one of its outputs, possibly the
 //     reserved plan.ArtifactsOutput), ValueParentInput (an input of the
@@ -55,11 +58,18 @@
 //     A pipeline component used by several steps gives each its own nested
 //     plan.Pipeline.
 //   - Every ${{inputs.x}} and ${{outputs.x}} of a command template names a
-//     declared input or output; $[[...]] groups are plan.Part.Optional.
-//   - Compute names are normalised ("azureml:cpu-cluster" is "cpu-cluster";
-//     serverless, local and unset are ""), resolved at compile time when
-//     written as ${{parent.inputs.c}}, and fall back to the enclosing pipeline
-//     step's compute, then settings.default_compute. When Options.Catalog
+//     declared input or output; $[[...]] groups are plan.Part.Optional. A
+//     parameter group's member is an input declared flat, as Azure ML
+//     flattens it ("group.x"): ${{inputs.group.x}} and
+//     ${{parent.inputs.group.x}} name it.
+//   - Distribution.Type is pytorch, mpi or tensorflow, in lower case
+//     whatever the YAML's case.
+//   - Compute names are normalised ("azureml:cpu-cluster" and an ARM id
+//     ending in /computes/cpu-cluster are "cpu-cluster"; serverless, local
+//     and unset are ""), resolved at compile time when written as
+//     ${{parent.inputs.c}}, and a step without one falls back to the
+//     enclosing pipeline step's compute, then settings.default_compute. A
+//     step's own serverless or local is "", whatever the default compute. When Options.Catalog
 //     has computes registered, a literal compute name must be one of them,
 //     and resources.instance_type an applied instance type (or
 //     defaultinstancetype); without registered computes any name is a task

@@ -1,6 +1,8 @@
 package compiler
 
 import (
+	"fmt"
+
 	"go.yaml.in/yaml/v3"
 
 	"github.com/porch-pipelines/porch/compiler/plan"
@@ -37,6 +39,11 @@ type Limits struct {
 	// repeat, counting aliases within repeated nodes each time
 	// (PORCH_MAX_ALIAS_NODES).
 	MaxAliasNodes int
+	// MaxYAMLNodes bounds the YAML nodes of the pipeline and component
+	// files read in all, each counted once, before they are decoded
+	// (PORCH_MAX_YAML_NODES): yaml.v3 builds a file's whole tree, about
+	// 200 bytes a node, before porch can look at it.
+	MaxYAMLNodes int
 }
 
 // DefaultLimits are generous for real pipelines: the largest Azure ML
@@ -50,6 +57,7 @@ var DefaultLimits = Limits{
 	MaxInputs:     1_000,
 	MaxPlanInputs: 100_000,
 	MaxAliasNodes: 100_000,
+	MaxYAMLNodes:  1_000_000,
 }
 
 // The environment variables the porch command reads Limits from.
@@ -61,6 +69,7 @@ const (
 	EnvMaxInputs     = "PORCH_MAX_INPUTS"
 	EnvMaxPlanInputs = "PORCH_MAX_PLAN_INPUTS"
 	EnvMaxAliasNodes = "PORCH_MAX_ALIAS_NODES"
+	EnvMaxYAMLNodes  = "PORCH_MAX_YAML_NODES"
 )
 
 // withDefaults fills the fields left at zero.
@@ -86,6 +95,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxAliasNodes <= 0 {
 		l.MaxAliasNodes = d.MaxAliasNodes
+	}
+	if l.MaxYAMLNodes <= 0 {
+		l.MaxYAMLNodes = d.MaxYAMLNodes
 	}
 	return l
 }
@@ -158,6 +170,37 @@ func (p *parser) tooMany(name string, list []entry, what string) bool {
 	p.halt(nodePos(name, list[p.limits.MaxInputs].key), raise("split the step", EnvMaxInputs),
 		"%s has more than %d entries: porch takes at most %d a step, component or pipeline",
 		what, p.limits.MaxInputs, p.limits.MaxInputs)
+	return true
+}
+
+// countYAMLNodes counts a file's YAML nodes against what is left of
+// MaxYAMLNodes, before it is decoded, and says whether it is within: past
+// it, the compilation stops at the node that passed it.
+func (p *parser) countYAMLNodes(name string, data []byte) bool {
+	left := p.limits.MaxYAMLNodes - p.nodes
+	n, at := countNodes(data, left)
+	if at < 0 {
+		p.nodes += n
+		return true
+	}
+	summary := fmt.Sprintf("%q holds more than %d YAML nodes", name, p.limits.MaxYAMLNodes)
+	if p.nodes > 0 {
+		summary = fmt.Sprintf("the pipeline's files hold more than %d YAML nodes in all (%q is one too many)", p.limits.MaxYAMLNodes, name)
+	}
+	p.halt(offsetPos(name, data, at), raise(tooManyNodes, EnvMaxYAMLNodes), "%s", summary)
+	return false
+}
+
+// tooManyNodes is what to do about a file with too many YAML nodes.
+const tooManyNodes = "pipeline and component files hold a few thousand: check that it is the file you meant, " +
+	"and move long lists of values into a data file an input names"
+
+// checkNodes is countYAMLNodes for a file decoded on its own.
+func checkNodes(d *diags, name string, data []byte, max int) bool {
+	if _, at := countNodes(data, max); at >= 0 {
+		d.errorf(offsetPos(name, data, at), raise(tooManyNodes, EnvMaxYAMLNodes), "%q holds more than %d YAML nodes", name, max)
+		return false
+	}
 	return true
 }
 

@@ -26,8 +26,11 @@ type scope struct {
 	// known holds the instance's inputs where they are known at compile
 	// time, for compute: ${{parent.inputs.c}}.
 	known map[string]plan.Value
-	// compute is the enclosing pipeline step's compute, the fallback.
+	// compute is the enclosing pipeline step's compute, the fallback of
+	// the instance's steps; inherit says there is one (a nested pipeline's
+	// steps take its compute, "" included, never the default compute).
 	compute string
+	inherit bool
 	// identity is the enclosing job's identity type, the fallback.
 	identity string
 	steps    map[string]*stepAST
@@ -195,6 +198,7 @@ func (l *lowerer) lowerStep(sc *scope, s *stepAST, path string) plan.Step {
 			return st
 		}
 		csc := l.newScope(comp.Pipeline, st.Path, st.Compute, known)
+		csc.inherit = true
 		csc.depth = sc.depth + 1
 		csc.identity = orDefault(identity, scalarValue(comp.Pipeline.Identity))
 		csc.notDeterministic = st.NotDeterministic
@@ -250,13 +254,19 @@ func mergeCommand(c, over commandAST) *plan.Command {
 
 // stepCompute resolves a step's compute: its own (a name or a pipeline
 // input known at compile time), else the enclosing pipeline step's, else
-// the default.
+// the default. A step's own serverless or local is the default queue
+// (""), whatever settings.default_compute says: as on Azure ML, where a
+// step's serverless runs serverless, not on the pipeline's cluster.
 func (l *lowerer) stepCompute(sc *scope, s *stepAST) string {
+	inherited := l.settings.DefaultCompute
+	if sc.inherit {
+		inherited = sc.compute
+	}
 	if s.Compute == nil {
-		return orDefault(sc.compute, l.settings.DefaultCompute)
+		return inherited
 	}
 	if !isWholeBinding(s.Compute.Value) {
-		return orDefault(normalizeCompute(s.Compute.Value), l.settings.DefaultCompute)
+		return normalizeCompute(s.Compute.Value)
 	}
 	r := l.parseBinding(s.Compute)
 	if r == nil {
@@ -265,9 +275,9 @@ func (l *lowerer) stepCompute(sc *scope, s *stepAST) string {
 	v, ok := sc.known[r.Name]
 	switch {
 	case ok && v.Kind == plan.ValueLiteral:
-		return orDefault(normalizeCompute(v.Literal), l.settings.DefaultCompute)
+		return normalizeCompute(v.Literal)
 	case ok && v.Kind == plan.ValueNone:
-		return orDefault(sc.compute, l.settings.DefaultCompute)
+		return inherited
 	}
 	l.errorf(s.Compute.Pos, "bind the pipeline input to a compute name (a literal) where the pipeline is used",
 		"compute %s of step %q cannot be resolved at compile time", s.Compute.Value, s.Name)
@@ -278,6 +288,10 @@ func (l *lowerer) stepCompute(sc *scope, s *stepAST) string {
 // computes (serverless, local) to "".
 func normalizeCompute(c string) string {
 	c = strings.TrimPrefix(strings.TrimSpace(c), "azureml:")
+	if i := strings.LastIndex(c, "/computes/"); i >= 0 && strings.HasPrefix(c, "/subscriptions/") {
+		// An ARM id: /subscriptions/.../workspaces/<ws>/computes/<name>.
+		c = c[i+len("/computes/"):]
+	}
 	switch c {
 	case "serverless", "local":
 		return ""

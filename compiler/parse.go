@@ -28,8 +28,10 @@ type parser struct {
 	root  string
 	steps int
 	depth int
-	// read counts the bytes of the files read, against MaxTotalBytes.
-	read int64
+	// read counts the bytes of the files read, against MaxTotalBytes,
+	// and nodes their YAML nodes, against MaxYAMLNodes.
+	read  int64
+	nodes int
 	// components caches loaded component files by path; loading marks the
 	// pipeline components being parsed, to refuse a component using itself.
 	components map[string]*componentAST
@@ -74,6 +76,9 @@ func (p *parser) load(name string, at plan.Pos) *yaml.Node {
 		}
 		p.halt(pos, raise("use fewer or smaller component files", EnvMaxTotalBytes),
 			"the pipeline's files hold more than %d bytes in all (%q is one too many)", p.limits.MaxTotalBytes, name)
+		return nil
+	}
+	if !p.countYAMLNodes(name, data) {
 		return nil
 	}
 	return decodeYAML(&p.diags, name, data, p.limits.MaxAliasNodes)
@@ -128,6 +133,9 @@ func (p *parser) parseRoot(name string) *pipelineAST {
 	if typ != nil && typ.val.Kind == yaml.ScalarNode && typ.val.Value == string(plan.StepSweep) {
 		return p.parseSweepJob(name, root)
 	}
+	if p.notPipeline(name, root) {
+		return nil
+	}
 	if typ != nil && typ.val.Kind == yaml.ScalarNode && typ.val.Value != "pipeline" {
 		p.errorf(nodePos(name, typ.val), "porch runs pipeline and sweep jobs: write type: pipeline with jobs:, or use the command in a pipeline",
 			"file has type %q, not a pipeline", typ.val.Value)
@@ -142,14 +150,17 @@ func (p *parser) parseRoot(name string) *pipelineAST {
 }
 
 // parseJobHeader reads what every job file has: its names, description,
-// tags, compute, and its inputs and outputs.
-func (p *parser) parseJobHeader(name string, f map[string]entry, pl *pipelineAST) {
+// tags, compute, and its inputs and outputs; what is "job" or, for a
+// pipeline component, "component".
+func (p *parser) parseJobHeader(name string, f map[string]entry, pl *pipelineAST, what string) {
+	p.checkName(name, f, what)
 	pl.Name = p.scalar(name, f["name"])
 	pl.DisplayName = p.scalar(name, f["display_name"])
 	pl.ExperimentName = p.scalar(name, f["experiment_name"])
 	pl.Description = p.scalar(name, f["description"])
 	pl.Tags = p.stringMap(name, f["tags"], "tags")
 	pl.Compute = p.scalar(name, f["compute"])
+	p.checkComputeName(pl.Compute)
 	pl.Identity = p.parseIdentity(name, f["identity"])
 	if e, ok := f["inputs"]; ok {
 		pl.Inputs = p.parseInputs(name, e.val, ctxDecl)
@@ -164,7 +175,11 @@ func (p *parser) parsePipeline(name string, n *yaml.Node, root bool) *pipelineAS
 	pl := &pipelineAST{File: name, Dir: p.absDir(name), Pos: nodePos(name, n)}
 	f := p.fields(name, n, "pipeline", pipelineKeys, pipelineSilent)
 	p.warnPipelineQueueSettings(name, f)
-	p.parseJobHeader(name, f, pl)
+	what := "job"
+	if !root {
+		what = "component"
+	}
+	p.parseJobHeader(name, f, pl, what)
 	pl.NotDeterministic = p.notDeterministic(name, f)
 	if e, ok := f["settings"]; ok {
 		pl.Settings = p.parseSettings(name, e)
@@ -216,6 +231,7 @@ func (p *parser) parseSettings(name string, e entry) settingsAST {
 		}
 	}
 	s.DefaultCompute = p.scalar(name, f["default_compute"])
+	p.checkComputeName(s.DefaultCompute)
 	s.DefaultDatastore = p.scalar(name, f["default_datastore"])
 	p.checkDefaultDatastore(s.DefaultDatastore)
 	s.ContinueOnStepFailure = p.boolean(name, f["continue_on_step_failure"])
@@ -330,21 +346,6 @@ func (p *parser) boolean(name string, e entry) bool {
 		p.errorf(s.Pos, "write true or false", "%q must be a boolean, found %q", e.key.Value, s.Value)
 	}
 	return b
-}
-
-func (p *parser) integer(name string, e entry) int {
-	s := p.scalar(name, e)
-	if s == nil {
-		return 0
-	}
-	if p.bindingNotLiteral(s.Pos, e.key.Value, s.Value) {
-		return 0
-	}
-	n, ok := parseInt(s.Value)
-	if !ok {
-		p.errorf(s.Pos, "write a whole number", "%q must be an integer, found %q", e.key.Value, s.Value)
-	}
-	return int(n)
 }
 
 // bindingNotLiteral reports a ${{...}} binding written where porch needs a

@@ -75,7 +75,8 @@ func (p *parser) parseInput(name string, e entry, ctx inputCtx) *inputAST {
 	in.Min = p.scalar(name, f["min"])
 	in.Max = p.scalar(name, f["max"])
 	in.Enum = p.scalarList(name, f["enum"])
-	mode := p.str(name, f["mode"])
+	// Azure ML reads modes in any case (StringTransformedEnum).
+	mode := strings.ToLower(p.str(name, f["mode"]))
 	if mode != "" && !slices.Contains(inputModes, mode) {
 		p.errorf(nodePos(name, f["mode"].val), withHint("use one of "+strings.Join(inputModes, ", "), suggest(mode, inputModes)),
 			"input %q has mode %q, which is no input mode", in.Name, mode)
@@ -170,6 +171,7 @@ func (p *parser) parseOutputs(name string, n *yaml.Node) []*outputAST {
 			f := p.fields(name, v, "output "+quote(o.Name), outputKeys, outSilent)
 			o.Type = p.str(name, f["type"])
 			o.Mode = p.str(name, f["mode"])
+			p.checkOutputSettings(name, o, f)
 			o.Path = p.scalar(name, f["path"])
 			switch {
 			case o.Path != nil && isWholeBinding(o.Path.Value):

@@ -100,6 +100,7 @@ func (p *parser) parseStep(name string, e entry) *stepAST {
 	f := p.fields(name, e.val, fmt.Sprintf("step %q", s.Name), keys, stepSilent)
 	s.DisplayName = p.str(name, f["display_name"])
 	s.Compute = p.scalar(name, f["compute"])
+	p.checkComputeName(s.Compute)
 	s.Identity = p.parseIdentity(name, f["identity"])
 	s.Tier = p.parseQueueSettings(name, f)
 	s.NotDeterministic = p.notDeterministic(name, f)
@@ -183,12 +184,12 @@ func (p *parser) parseCommand(name string, f map[string]entry, withCommand bool)
 	c.EnvVars = p.stringMap(name, f["environment_variables"], "environment_variables")
 	if e, ok := f["limits"]; ok && !isNull(e.val) {
 		lf := p.fields(name, e.val, "limits", []string{"timeout"}, []string{"max_total_trials", "max_concurrent_trials", "trial_timeout", "max_retries"})
-		c.Timeout = p.integer(name, lf["timeout"])
+		c.Timeout = p.intRange(name, lf["timeout"], "limits.timeout", 1, -1).V
 	}
 	if e, ok := f["resources"]; ok && !isNull(e.val) {
 		rf := p.fields(name, e.val, "resources", resourceKeys, nil)
 		c.Resources = &plan.Resources{
-			InstanceCount: p.integer(name, rf["instance_count"]),
+			InstanceCount: p.intRange(name, rf["instance_count"], "resources.instance_count", 1, -1).V,
 			InstanceType:  p.instanceType(name, rf["instance_type"]),
 			ShmSize:       p.str(name, rf["shm_size"]),
 		}
@@ -201,11 +202,12 @@ func (p *parser) parseCommand(name string, f map[string]entry, withCommand bool)
 
 func (p *parser) parseDistribution(name string, e entry) *plan.Distribution {
 	df := p.fields(name, e.val, "distribution", distributionKeys, nil)
+	// Azure ML reads the type in any case (PyTorch, TensorFlow, MPI).
 	d := &plan.Distribution{
-		Type:                    p.str(name, df["type"]),
-		ProcessCountPerInstance: p.integer(name, df["process_count_per_instance"]),
-		WorkerCount:             p.integer(name, df["worker_count"]),
-		ParameterServerCount:    p.integer(name, df["parameter_server_count"]),
+		Type:                    strings.ToLower(p.str(name, df["type"])),
+		ProcessCountPerInstance: p.intRange(name, df["process_count_per_instance"], "distribution.process_count_per_instance", 1, -1).V,
+		WorkerCount:             p.intRange(name, df["worker_count"], "distribution.worker_count", 0, -1).V,
+		ParameterServerCount:    p.intRange(name, df["parameter_server_count"], "distribution.parameter_server_count", 0, -1).V,
 	}
 	switch d.Type {
 	case "pytorch", "mpi", "tensorflow":
@@ -214,7 +216,7 @@ func (p *parser) parseDistribution(name string, e entry) *plan.Distribution {
 		p.errorf(nodePos(name, e.key), "add type: pytorch, mpi or tensorflow", "distribution has no type")
 	default:
 		p.errorf(nodePos(name, df["type"].val), withHint("porch runs pytorch, mpi and tensorflow distributions",
-			suggest(d.Type, []string{"pytorch", "mpi", "tensorflow"})), "distribution type %q is not supported by porch", d.Type)
+			suggest(d.Type, []string{"pytorch", "mpi", "tensorflow"})), "distribution type %q is not supported by porch", df["type"].val.Value)
 	}
 	return nil
 }

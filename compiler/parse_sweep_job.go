@@ -16,7 +16,7 @@ const defaultSweepStep = "sweep"
 func (p *parser) parseSweepJob(name string, root *yaml.Node) *pipelineAST {
 	pl := &pipelineAST{File: name, Dir: p.absDir(name), Pos: nodePos(name, root)}
 	f := p.fields(name, root, "sweep job", sweepJobKeys, sweepJobSilent)
-	p.parseJobHeader(name, f, pl)
+	p.parseJobHeader(name, f, pl, "job")
 	s := &stepAST{Name: defaultSweepStep, Pos: pl.Pos, Type: plan.StepSweep}
 	if pl.Name != nil && pl.Name.Value != "" && p.checkJobStepName(pl.Name) {
 		s.Name = pl.Name.Value

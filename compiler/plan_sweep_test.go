@@ -84,7 +84,7 @@ func TestPlanSweepPipelineTrial(t *testing.T) {
 	require.NotNil(t, s.Pipeline)
 	assert.Equal(t, []string{"train", "check"}, stepNames(s.Pipeline.Steps))
 	assert.Equal(t, "nested/train", s.Pipeline.Steps[0].Path)
-	assert.Equal(t, "cpu-cluster", s.Pipeline.Steps[0].Compute, "node: local is known at compile time and falls back to the default")
+	assert.Equal(t, "", s.Pipeline.Steps[0].Compute, "node: local is known at compile time: the default queue, not settings.default_compute")
 	assert.Equal(t, []string{"tune"}, s.DependsOn)
 	assert.Equal(t, plan.Value{Kind: plan.ValueSearchSpace, Input: "lr"}, input(t, s.Inputs, "lr").Value)
 	assert.Equal(t, plan.Value{Kind: plan.ValueStepOutput, Step: "tune", Output: "model"}, input(t, s.Inputs, "data").Value)

@@ -79,7 +79,8 @@ func TestPlanIO(t *testing.T) {
 	assert.Equal(t, []string{"prepare", "consume", "independent"}, stepNames(root.Steps))
 	consume := step(t, root.Steps, "consume")
 	assert.Equal(t, []string{"prepare"}, consume.DependsOn)
-	assert.Equal(t, "cpu-cluster", consume.Compute, "local falls back to the default compute")
+	assert.Equal(t, "", consume.Compute, "a step's local is the default queue, not settings.default_compute")
+	assert.Equal(t, "cpu-cluster", step(t, root.Steps, "prepare").Compute, "no compute: settings.default_compute")
 	assert.Equal(t, plan.Value{Kind: plan.ValueStepOutput, Step: "prepare", Output: "out"}, input(t, consume.Inputs, "prepared").Value)
 	assert.Equal(t, plan.Value{Kind: plan.ValueStepOutput, Step: "prepare", Output: plan.ArtifactsOutput}, input(t, consume.Inputs, "logs").Value)
 	assert.Equal(t, plan.Value{Kind: plan.ValueParentInput, Input: "lr"}, input(t, consume.Inputs, "lr").Value)
@@ -242,7 +243,7 @@ func TestPlanSetUntyped(t *testing.T) {
 func TestSetCheckedAgainstConsumers(t *testing.T) {
 	read := memFS(map[string][]byte{
 		"p.yml": []byte("type: pipeline\ninputs:\n  n: 3\njobs:\n  t:\n    component: ./c.yml\n    inputs:\n      count: ${{parent.inputs.n}}\n"),
-		"c.yml": []byte("type: command\ninputs:\n  count:\n    type: integer\ncommand: echo ${{inputs.count}}\n"),
+		"c.yml": []byte("type: command\ninputs:\n  count:\n    type: integer\ncommand: echo ${{inputs.count}}\nenvironment: e\n"),
 	})
 	_, diags := Compile("p.yml", Options{ReadFile: read, Set: map[string]string{"inputs.n": "abc"}})
 	require.Len(t, diags, 1, diags.Error())

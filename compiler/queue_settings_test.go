@@ -60,6 +60,7 @@ jobs:
     queue_settings: {job_tier: spot}
     trial:
       command: echo ${{inputs.lr}}
+      environment: e
       inputs:
         lr: {type: number}
     search_space:

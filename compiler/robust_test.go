@@ -153,6 +153,9 @@ func checkNoPanic(t *testing.T, seed string, variant []byte) {
 		if d.Pos.File == "" {
 			t.Fatalf("diagnostic without a file on a garbled %s: %s", seed, d.Summary)
 		}
+		if strings.HasPrefix(d.Summary, "yaml syntax error") && (d.Pos.Line == 0 || d.Pos.Col == 0) {
+			t.Fatalf("syntax error without a line and column on a garbled %s: %s\n--- input ---\n%s", seed, d.Summary, variant)
+		}
 	}
 }
 
@@ -165,7 +168,8 @@ const (
 
 // FuzzCompile compiles arbitrary bytes as a pipeline with one component
 // next to it, and as a component the pipeline may name (itself, or many
-// times): it must never panic, must say what failed where, and must finish
+// times): it must never panic, must say what failed where (a syntax error
+// at a line and column), and must finish
 // within fuzzTimeLimit and fuzzMemoryLimit of heap. Seeded with testdata,
 // the samples and, when present, ../shared/azureml-examples. `make test`
 // runs the seeds and fuzzes briefly; `make fuzz` fuzzes longer.
@@ -202,6 +206,9 @@ func FuzzCompile(f *testing.F) {
 			for _, d := range diags {
 				if d.Pos.File == "" || d.Summary == "" {
 					t.Errorf("diagnostic without a file or summary: %+v", d)
+				}
+				if strings.HasPrefix(d.Summary, "yaml syntax error") && (d.Pos.Line == 0 || d.Pos.Col == 0) {
+					t.Errorf("syntax error without a line and column: %+v", d)
 				}
 			}
 		}()

@@ -1,6 +1,7 @@
 package compiler
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/porch-pipelines/porch/compiler/plan"
@@ -92,8 +93,8 @@ func (p *parser) commandRef(s *scalarAST, body string, offset int) *plan.Ref {
 		return &plan.Ref{Kind: plan.RefName}
 	case len(segs) == 1 && segs[0] == "default_datastore":
 		return &plan.Ref{Kind: plan.RefDefaultDatastore}
-	case len(segs) == 2 && segs[0] == "inputs" && segs[1] != "":
-		return &plan.Ref{Kind: plan.RefInput, Name: segs[1]}
+	case len(segs) >= 2 && segs[0] == "inputs" && !slices.Contains(segs[1:], ""):
+		return &plan.Ref{Kind: plan.RefInput, Name: strings.Join(segs[1:], ".")}
 	case len(segs) == 2 && segs[0] == "outputs" && segs[1] != "":
 		return &plan.Ref{Kind: plan.RefOutput, Name: segs[1]}
 	case p.sweepRefs && len(segs) == 2 && segs[0] == "search_space" && segs[1] != "":
@@ -133,14 +134,17 @@ func (p *parser) parseBinding(s *scalarAST) *refAST {
 	}
 	ref := &refAST{Text: "${{" + strings.Join(segs, ".") + "}}", Pos: s.Pos}
 	switch {
-	case len(segs) == 3 && segs[0] == "parent" && segs[1] == "inputs":
-		ref.Kind, ref.Name = refParentInput, segs[2]
+	case len(segs) >= 3 && segs[0] == "parent" && segs[1] == "inputs":
+		// A dotted name is a parameter group's member, as Azure ML
+		// flattens it: the checker finds it declared so, or says porch
+		// has no parameter groups.
+		ref.Kind, ref.Name = refParentInput, strings.Join(segs[2:], ".")
 	case len(segs) == 3 && segs[0] == "parent" && segs[1] == "outputs":
 		ref.Kind, ref.Name = refParentOutput, segs[2]
 	case len(segs) == 5 && segs[0] == "parent" && segs[1] == "jobs" && segs[3] == "outputs":
 		ref.Kind, ref.Step, ref.Name = refStepOutput, segs[2], segs[4]
-	case len(segs) == 5 && segs[0] == "parent" && segs[1] == "jobs" && segs[3] == "inputs":
-		ref.Kind, ref.Step, ref.Name = refStepInput, segs[2], segs[4]
+	case len(segs) >= 5 && segs[0] == "parent" && segs[1] == "jobs" && segs[3] == "inputs":
+		ref.Kind, ref.Step, ref.Name = refStepInput, segs[2], strings.Join(segs[4:], ".")
 	default:
 		p.errorf(s.Pos, bindingHelp, "invalid binding %q", s.Value)
 		return nil

@@ -70,30 +70,41 @@ func inferType(v string) string {
 // literalProblem says why a literal does not fit a declared input, "" when
 // it fits: the wrong type, outside min/max, not one of enum.
 func literalProblem(in *inputAST, v string) string {
+	prob, _ := literalFit(in, v)
+	return prob
+}
+
+// literalFit is literalProblem, also saying whether the problem is the
+// value's type, and not a whole number for an integer input only (which
+// Azure ML rounds down in a default, int(float(v))).
+func literalFit(in *inputAST, v string) (prob string, wrongType bool) {
 	switch in.Type {
 	case "integer":
 		if _, ok := parseInt(v); !ok {
-			return "is not an integer"
+			if _, isNum := parseNumber(v); isNum {
+				return "is not a whole number", false
+			}
+			return "is not an integer", true
 		}
 	case "number":
 		if _, ok := parseNumber(v); !ok {
-			return "is not a number"
+			return "is not a number", true
 		}
 	case "boolean":
 		if _, ok := parseBool(v); !ok {
-			return "is not a boolean (true or false)"
+			return "is not a boolean (true or false)", true
 		}
 	}
 	if in.Type == "integer" || in.Type == "number" {
 		f, _ := parseNumber(v)
 		if in.Min != nil {
 			if lo, ok := parseNumber(in.Min.Value); ok && f < lo {
-				return "is below the minimum " + in.Min.Value
+				return "is below the minimum " + in.Min.Value, false
 			}
 		}
 		if in.Max != nil {
 			if hi, ok := parseNumber(in.Max.Value); ok && f > hi {
-				return "is above the maximum " + in.Max.Value
+				return "is above the maximum " + in.Max.Value, false
 			}
 		}
 	}
@@ -101,14 +112,18 @@ func literalProblem(in *inputAST, v string) string {
 		var opts []string
 		for _, e := range in.Enum {
 			if e.Value == v {
-				return ""
+				return "", false
 			}
 			opts = append(opts, strconv.Quote(e.Value))
 		}
-		return "is not one of " + strings.Join(opts, ", ")
+		return "is not one of " + strings.Join(opts, ", "), false
 	}
-	return ""
+	return "", false
 }
+
+// asWritten is the detail of a value that does not fit its input but which
+// Azure ML's client lets through: porch does the same.
+const asWritten = "porch passes the value as written, as Azure ML does; change it, or the declaration, if the command needs them to agree"
 
 // article prefixes a type name with "a" or "an".
 func article(t string) string {

@@ -99,9 +99,8 @@ func tabIndents(d *diags, name string, data []byte) bool {
 	return found
 }
 
-// syntaxError turns a yaml.v3 error into diagnostics: yaml.v3 knows a line,
-// never a column, and for some errors not even the line; those are placed
-// by looking at data.
+// syntaxError turns a yaml.v3 error into diagnostics, each placed at a
+// line and column: yaml.v3 knows a line at most, and some errors have none.
 func syntaxError(d *diags, name string, data []byte, err error) {
 	var te *yaml.TypeError
 	msgs := []string{err.Error()}
@@ -109,23 +108,22 @@ func syntaxError(d *diags, name string, data []byte, err error) {
 		msgs = te.Errors
 	}
 	for _, msg := range msgs {
-		pos := plan.Pos{File: name}
-		m := yamlLineRE.FindStringSubmatch(msg)
-		text := msg
-		if m != nil {
-			if n, convErr := strconv.Atoi(m[1]); convErr == nil {
-				pos.Line = n
-			}
+		line, text := 0, msg
+		if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
+			line, _ = strconv.Atoi(m[1])
 			text = m[2]
 		}
-		if pos.Line == 0 {
+		if line == 0 {
 			if at, summary, detail, ok := locateYAMLError(name, data, text); ok {
 				d.errorf(at, detail, "%s", summary)
 				continue
 			}
 		}
-		d.errorf(pos, "fix the YAML syntax near this line (the problem may be on the line before)",
-			"yaml syntax error: %s", text)
+		at, ok := locateSyntax(name, data, text, line)
+		if !ok {
+			at = firstNonBlank(name, data, line)
+		}
+		d.errorf(at, syntaxAdvice(text), "yaml syntax error: %s", text)
 	}
 }
 

@@ -36,7 +36,7 @@ func (s *statusAttribute) registered(ctx context.Context) (bool, error) {
 		return s.yes, nil
 	}
 	resp, err := s.client.OperatorService().ListSearchAttributes(ctx, &operatorservice.ListSearchAttributesRequest{
-		Namespace: activity.GetInfo(ctx).WorkflowNamespace,
+		Namespace: activity.GetInfo(ctx).Namespace,
 	})
 	if err != nil {
 		return false, fmt.Errorf("list the server's search attributes: %w", err)

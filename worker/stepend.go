@@ -16,7 +16,7 @@ import (
 // history from its end back to the request that ended it: a termination
 // (its identity and reason) or a cancellation request (its identity).
 func (s serverAsks) stepEnd(ctx context.Context, workflowID string) (workflows.StepEnd, error) {
-	ns := activity.GetInfo(ctx).WorkflowNamespace
+	ns := activity.GetInfo(ctx).Namespace
 	var token []byte
 	for {
 		resp, err := s.client.WorkflowService().GetWorkflowExecutionHistoryReverse(ctx, &workflowservice.GetWorkflowExecutionHistoryReverseRequest{

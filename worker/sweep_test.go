@@ -69,6 +69,7 @@ jobs:
     type: sweep
     trial:
       type: command
+      environment: azureml:AzureML-sklearn-1.0-ubuntu20.04-py38-cpu:1
       code: ./src
       inputs:
         quality:

@@ -285,8 +285,11 @@ func resolveCapacity(ctx context.Context, given plan.ResourceList) (plan.Resourc
 func (w *Worker) start(c client.Client, opts Options, q queue, acts, wfs bool) error {
 	wo := sdkworker.Options{
 		// A readable build id in the UI and in reset points, rather
-		// than a checksum of the binary.
-		BuildID: opts.BuildID,
+		// than a checksum of the binary. Unversioned: the version only
+		// names the code, and the server routes tasks as before.
+		DeploymentOptions: sdkworker.DeploymentOptions{
+			Version: sdkworker.WorkerDeploymentVersion{DeploymentName: "porch", BuildID: opts.BuildID},
+		},
 		// The node name, as history, the UI and porch compute show name
 		// the worker that ran a step.
 		Identity:                         w.acts.NodeName(),

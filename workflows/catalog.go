@@ -196,7 +196,7 @@ func validateDatastore(d plan.Datastore) error {
 		}
 	case plan.DatastoreS3:
 		if d.Bucket == "" {
-			return fmt.Errorf("s3 datastore %q has no bucket: give its bucket:", d.Name)
+			return fmt.Errorf("s3 datastore %q has no bucket: give it one with bucket: <name>", d.Name)
 		}
 	case plan.DatastoreAzureBlob, plan.DatastoreAzureDataLakeGen2:
 		if d.AccountName == "" || d.Container() == "" {

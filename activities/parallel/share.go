@@ -216,19 +216,6 @@ const (
 	porchNotes      = "logs/sys/porch.txt"
 )
 
-// readShared fetches rel and reads it; nil, false when nobody published it.
-func readShared(ctx context.Context, s stepShare, local string, rel string) ([]byte, bool, error) {
-	ok, err := s.fetch(ctx, rel)
-	if err != nil || !ok {
-		return nil, false, err
-	}
-	data, err := os.ReadFile(filepath.Join(local, filepath.FromSlash(rel)))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, false, nil
-	}
-	return data, err == nil, err
-}
-
 // publishDir publishes every local file under the folder rel.
 func publishDir(ctx context.Context, f parallelFolders, rel string) error {
 	files, err := listLocal(f.artifacts, rel)

@@ -85,6 +85,7 @@ jobs:
     compute: azureml:beta
     trial:
       type: command
+      environment: azureml:AzureML-sklearn-1.0-ubuntu20.04-py38-cpu:1
       inputs:
         x:
           type: number

@@ -7,7 +7,6 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -34,22 +33,18 @@ type catalogFile struct {
 	warnings []string
 }
 
-// yamlLine finds the line yaml.v3 puts in its syntax errors.
-var yamlLine = regexp.MustCompile(`^yaml: line (\d+): `)
-
 // readCatalogFile reads a YAML mapping, refusing duplicate keys.
 func readCatalogFile(files userFiles, name string) (*catalogFile, error) {
 	data, err := files.read(name)
 	if err != nil {
 		return nil, err
 	}
+	if diags := compiler.CheckYAMLNodes(name, data, files.limits); diags.HasErrors() {
+		return nil, diags
+	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		msg := err.Error()
-		if m := yamlLine.FindStringSubmatch(msg); m != nil {
-			return nil, fmt.Errorf("%s:%s: %s: fix the YAML syntax", name, m[1], strings.TrimPrefix(msg, m[0]))
-		}
-		return nil, fmt.Errorf("%s: %s: fix the YAML syntax", name, strings.TrimPrefix(msg, "yaml: "))
+		return nil, compiler.SyntaxDiagnostics(name, data, err)
 	}
 	if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
 		return nil, fmt.Errorf("%s:1: expected a YAML mapping with name: and type: keys", name)
@@ -286,8 +281,11 @@ func parseComponentFile(files userFiles, name string) (plan.ComponentAsset, comp
 	if err != nil {
 		return c, nil, err
 	}
-	if typ == "" && f.keys["jobs"] != nil {
+	switch {
+	case typ == "" && f.keys["jobs"] != nil:
 		typ = "pipeline"
+	case typ == "":
+		typ = "command" // Azure ML's default component type
 	}
 	if !slices.Contains(componentTypes, typ) {
 		at := f.root

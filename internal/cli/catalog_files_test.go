@@ -79,3 +79,22 @@ func TestAssetFlagsReplaceFileKeys(t *testing.T) {
 	_, _, err = parseAsset(testFiles(t), models, assetFlags{name: "clf", path: "nope"})
 	require.EqualError(t, err, `path "nope": no such file or directory: give an existing file or folder (relative paths are relative to the working folder)`)
 }
+
+// TestCatalogFileSyntaxAndSize: a catalogue file's syntax error names its
+// line and column, on the first line too, and a file of more YAML nodes
+// than PORCH_MAX_YAML_NODES is refused before it is decoded.
+func TestCatalogFileSyntaxAndSize(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	file := filepath.Join(dir, "data.yml")
+	require.NoError(t, os.WriteFile(file, []byte("name: a: b\ntype: uri_folder\n"), 0o644))
+	_, err := readCatalogFile(testFiles(t), file)
+	require.EqualError(t, err, file+":1:8: error: yaml syntax error: mapping values are not allowed in this context\n"+
+		"\ta second \": \" in a plain value starts another key: quote the value (\"a: b\"), or put the key on its own line")
+
+	require.NoError(t, os.WriteFile(file, []byte("name: a\ntype: uri_folder\ntags: {a: 1, b: 2, c: 3}\n"), 0o644))
+	files := testFiles(t)
+	files.limits.MaxYAMLNodes = 10
+	_, err = readCatalogFile(files, file)
+	require.ErrorContains(t, err, file+`:3:14: error: "`+file+`" holds more than 10 YAML nodes`)
+}

@@ -36,6 +36,7 @@ inputs:
     type: uri_folder
 code: ./src
 command: ls ${{inputs.data}}
+environment: azureml:AzureML-sklearn-1.0-ubuntu20.04-py38-cpu:1
 `
 
 // TestCompileWithServerCatalog registers a data asset and a component on a

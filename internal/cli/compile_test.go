@@ -46,5 +46,6 @@ func TestSummarySweep(t *testing.T) {
 		"timeout 5184000s, parameters lr quniform(0.01, 0.5, q 0.01); early termination truncation_selection "+
 		"(truncation 20%, excluding finished trials, every 1, delay 0)")
 	assert.Regexp(t, `(?m)^tune +sweep +cpu-cluster +-$`, b.String())
-	assert.Regexp(t, `(?m)^  nested/train +command +cpu-cluster +-$`, b.String())
+	// Its compute is the pipeline input node, local: the default queue.
+	assert.Regexp(t, `(?m)^  nested/train +command +- +-$`, b.String())
 }

@@ -125,7 +125,7 @@ func readConfig(path string) (fileConfig, error) {
 		return cfg, fmt.Errorf("read config: %v", err)
 	}
 	if err := yaml.Unmarshal(data, &cfg); err != nil {
-		return cfg, fmt.Errorf("%s: %v: expected keys address: and namespace:", path, err)
+		return cfg, fmt.Errorf("%s: %v: expected keys address: and namespace: at the top", path, err)
 	}
 	return cfg, nil
 }

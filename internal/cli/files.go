@@ -26,6 +26,7 @@ func compilerLimits(getenv func(string) string) (compiler.Limits, error) {
 		{compiler.EnvMaxInputs, func(n int64) { l.MaxInputs = int(n) }},
 		{compiler.EnvMaxPlanInputs, func(n int64) { l.MaxPlanInputs = int(n) }},
 		{compiler.EnvMaxAliasNodes, func(n int64) { l.MaxAliasNodes = int(n) }},
+		{compiler.EnvMaxYAMLNodes, func(n int64) { l.MaxYAMLNodes = int(n) }},
 	} {
 		s := getenv(v.name)
 		if s == "" {

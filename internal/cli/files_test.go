@@ -17,11 +17,12 @@ func TestCompilerLimitsFromEnvironment(t *testing.T) {
 	env := map[string]string{
 		"PORCH_MAX_FILE_BYTES": "20971520", "PORCH_MAX_TOTAL_BYTES": "134217728", "PORCH_MAX_STEPS": "50000", "PORCH_MAX_DEPTH": "30",
 		"PORCH_MAX_INPUTS": "5000", "PORCH_MAX_PLAN_INPUTS": "1000000", "PORCH_MAX_ALIAS_NODES": "7",
+		"PORCH_MAX_YAML_NODES": "3000000",
 	}
 	l, err := compilerLimits(func(k string) string { return env[k] })
 	require.NoError(t, err)
 	assert.Equal(t, compiler.Limits{MaxFileBytes: 20 << 20, MaxTotalBytes: 128 << 20, MaxSteps: 50000, MaxDepth: 30, MaxInputs: 5000,
-		MaxPlanInputs: 1000000, MaxAliasNodes: 7}, l)
+		MaxPlanInputs: 1000000, MaxAliasNodes: 7, MaxYAMLNodes: 3000000}, l)
 
 	l, err = compilerLimits(func(string) string { return "" })
 	require.NoError(t, err)

@@ -3,10 +3,11 @@ package cli
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/porch-pipelines/porch/compiler"
 )
 
 func (a *app) validateCommand() *cobra.Command {
@@ -36,36 +37,22 @@ func (a *app) validateCommand() *cobra.Command {
 }
 
 // componentKind says whether a file is a component rather than a job, and
-// returns its type and name: a file with type: command or type: parallel at
-// the top (porch runs those only as steps), or one whose $schema is Azure
-// ML's pipeline component schema. A file it cannot read as a YAML mapping
-// is left to the compiler, which reports why.
+// returns its type and name, as compiler.ComponentFile decides: a command
+// component (type: command, or no type: and a command:, Azure ML's
+// default) or a parallel one, which porch runs only as steps, or one whose
+// $schema is Azure ML's pipeline component schema. A command job, and a
+// file it cannot read as a YAML mapping, are left to the compiler, which
+// says what they are.
 func componentKind(files userFiles, file string) (typ, name string, ok bool) {
 	data, err := files.read(file)
-	if err != nil {
+	if err != nil || compiler.CheckYAMLNodes(file, data, files.limits).HasErrors() {
 		return "", "", false
 	}
 	var doc yaml.Node
 	if yaml.Unmarshal(data, &doc) != nil || len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
 		return "", "", false
 	}
-	root := doc.Content[0]
-	get := func(key string) string {
-		for i := 0; i+1 < len(root.Content); i += 2 {
-			if k, v := root.Content[i], root.Content[i+1]; k.Value == key && v.Kind == yaml.ScalarNode {
-				return strings.TrimSpace(v.Value)
-			}
-		}
-		return ""
-	}
-	typ, name = get("type"), get("name")
-	switch {
-	case typ == "command" || typ == "parallel":
-		return typ, name, true
-	case strings.HasSuffix(get("$schema"), "/pipelineComponent.schema.json"):
-		return "pipeline", name, true
-	}
-	return "", "", false
+	return compiler.ComponentFile(doc.Content[0])
 }
 
 // validateComponent checks a component file as porch component create

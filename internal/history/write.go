@@ -16,13 +16,6 @@ type entry struct {
 	History      json.RawMessage `json:"history"`
 }
 
-// document is the whole-run form; the writer streams it, the reader
-// decodes it whole.
-type document struct {
-	Run       string  `json:"run"`
-	Workflows []entry `json:"workflows"`
-}
-
 // DocumentWriter writes a run's executions as one JSON document, one
 // execution at a time, so that a run's histories never need to be in
 // memory together.
