@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
 	"github.com/stretchr/testify/assert"
@@ -155,7 +156,9 @@ func TestScikitLearnIrisSweepExampleReadsItsBlobThroughAConnectionString(t *test
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "src", "main.py"), []byte(irisMain), 0o644))
 	serveBlob(t, "azuremlexamples", "datasets", "iris.csv", irisCSV())
 	h := newHarness(t, "cpu-cluster")
-	runID, err := h.run(compile(t, filepath.Join(dir, "job-sweep.yml"), nil))
+	// 20 trials, each a Python that imports pandas and scikit-learn: about
+	// two minutes of CPU on 2 cores.
+	runID, err := h.runWithin(compile(t, filepath.Join(dir, "job-sweep.yml"), nil), 6*time.Minute)
 	require.NoError(t, err)
 	st := steps(t, runID)
 	require.Len(t, st, 1)
