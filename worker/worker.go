@@ -325,15 +325,7 @@ func (w *Worker) start(c client.Client, opts Options, q queue, acts, wfs bool) e
 		w.acts.Register(sw)
 	}
 	if wfs {
-		workflows.Register(sw)
-		if !acts {
-			// A sweep samples its trials in a local activity: without it
-			// a workflows-only worker failed every sweep.
-			w.acts.RegisterLocal(sw)
-		}
-		(&serverlessChooser{client: c, catalog: opts.Catalog}).register(sw)
-		serverAsks{client: c}.register(sw)
-		w.porchStatus.register(sw)
+		w.registerWorkflows(sw, c, opts.Catalog, acts)
 	}
 	if err := sw.Start(); err != nil {
 		w.Stop()
@@ -345,6 +337,27 @@ func (w *Worker) start(c client.Client, opts Options, q queue, acts, wfs bool) e
 		w.preemptible = w.preemptible || (plan.IsSpotTaskQueue(q.name) && !opts.AnyNode)
 	}
 	return nil
+}
+
+// registry takes workflows and activities, as an SDK worker does.
+type registry interface {
+	sdkworker.WorkflowRegistry
+	sdkworker.ActivityRegistry
+}
+
+// registerWorkflows registers porch's workflows and every local activity
+// they run, each under its explicit name; withSteps says the worker
+// registers the steps' activities too.
+func (w *Worker) registerWorkflows(r registry, c client.Client, catalog *plan.Catalog, withSteps bool) {
+	workflows.Register(r)
+	if !withSteps {
+		// A sweep samples its trials in a local activity: without it
+		// a workflows-only worker failed every sweep.
+		w.acts.RegisterLocal(r)
+	}
+	(&serverlessChooser{client: c, catalog: catalog}).register(r)
+	serverAsks{client: c}.register(r)
+	w.porchStatus.register(r)
 }
 
 // Queues are the task queues whose steps this worker runs, in the order
