@@ -204,7 +204,7 @@ func (h *Host) outputLocation(in Step, out plan.Output, f Folders) (OutputLocati
 		return OutputLocation{}, nil, Invalid("step %q: output %q: %v", in.StepPath, out.Name, err)
 	}
 	var up *Upload
-	p, err := h.LocalPath(uri)
+	p, err := h.WritablePath(uri)
 	if d, rest, ok := h.S3Location(uri); ok {
 		staged := filepath.Join(f.staging(), out.Name)
 		if err := os.RemoveAll(staged); err != nil {
