@@ -3,6 +3,7 @@ package command
 import (
 	"context"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -57,6 +58,7 @@ func (a *Activities) RunCommand(ctx context.Context, in RunCommandInput) (RunCom
 		// of the outputs side by side, as before; a step on one worker
 		// stages them.
 		f.Attempt = strconv.Itoa(int(attempt))
+		f.Execution = path.Join(in.RunID, executionID(ctx))
 	}
 	b, err := a.Bind(ctx, in.Step, f)
 	stopPrep()
@@ -146,6 +148,17 @@ func stepAttempt(ctx context.Context, in RunCommandInput) int32 {
 		attempt = activity.GetInfo(ctx).Attempt
 	}
 	return attempt + in.PriorAttempts
+}
+
+// executionID is the step execution the activity runs for: its workflow's
+// run id ("local" outside Temporal).
+func executionID(ctx context.Context) string {
+	if activity.IsActivity(ctx) {
+		if id := activity.GetInfo(ctx).WorkflowExecution.RunID; id != "" {
+			return id
+		}
+	}
+	return "local"
 }
 
 // limitContext enforces the step's limits.timeout, when it has one.

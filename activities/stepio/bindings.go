@@ -94,7 +94,7 @@ func (h *Host) Bind(ctx context.Context, in Step, f Folders) (b Bindings, err er
 		case up != nil:
 			b.Uploads = append(b.Uploads, *up)
 		case f.Attempt != "":
-			st, err := stage(out.Name, loc.Path, f.Attempt, out.Type == "uri_file")
+			st, err := stage(out.Name, loc.Path, f.Execution, f.Attempt, out.Type == "uri_file")
 			if err != nil {
 				return b, FileError(fmt.Sprintf("step %q: output %q: prepare its staging folder beside %s", in.StepPath, out.Name, loc.Path), err)
 			}

@@ -14,14 +14,19 @@ import (
 // only when the attempt succeeds: an attempt that fails, or that a dead
 // worker abandoned, never shows in an output.
 //
-//	<output's folder>/.porch-staging/<output's name>/<attempt>/   what the attempt writes
+//	<output's folder>/.porch-staging/<output's name>/<run>/<step execution>/<attempt>/
+//
+// The run and the step execution (its workflow run id) keep apart two runs
+// writing one fixed path:, and a step's executions before and after a
+// reset: an attempt clears only its own execution's earlier attempts.
 const stagingDir = ".porch-staging"
 
 // staged is one output an attempt writes in staging.
 type staged struct {
 	name string
-	// root is the output's staging root (all attempts); dir the attempt's.
-	root, dir string
+	// top is the output's staging root (every run's); root the step
+	// execution's (its attempts'); dir the attempt's.
+	top, root, dir string
 	// final is the output's path; file says it is a uri_file.
 	final string
 	file  bool
@@ -36,11 +41,16 @@ func (s staged) path() string {
 	return s.dir
 }
 
-// stage prepares the staging folder of attempt for the output at final,
-// removing what earlier attempts left there.
-func stage(name, final, attempt string, file bool) (staged, error) {
-	root := filepath.Join(filepath.Dir(final), stagingDir, filepath.Base(final))
-	s := staged{name: name, root: root, dir: filepath.Join(root, attempt), final: final, file: file}
+// stage prepares the staging folder of attempt, of the step execution
+// execution ("<run>/<workflow run id>"), for the output at final, removing
+// what the execution's earlier attempts left there.
+func stage(name, final, execution, attempt string, file bool) (staged, error) {
+	if execution == "" {
+		execution = "local"
+	}
+	top := filepath.Join(filepath.Dir(final), stagingDir, filepath.Base(final))
+	root := filepath.Join(top, filepath.FromSlash(execution))
+	s := staged{name: name, top: top, root: root, dir: filepath.Join(root, attempt), final: final, file: file}
 	entries, err := os.ReadDir(root)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return s, err
@@ -101,12 +111,16 @@ func (s staged) publish() error {
 	return s.discard()
 }
 
-// discard removes the attempt's staging folder, and the output's staging
-// root and .porch-staging when nothing else is in them.
+// discard removes the attempt's staging folder, and the folders above it
+// up to .porch-staging as they empty: another run's or execution's
+// staging keeps its own.
 func (s staged) discard() error {
 	err := os.RemoveAll(s.dir)
-	_ = os.Remove(s.root)
-	_ = os.Remove(filepath.Dir(s.root))
+	for d := filepath.Dir(s.dir); d != filepath.Dir(filepath.Dir(s.top)); d = filepath.Dir(d) {
+		if os.Remove(d) != nil {
+			break // not empty
+		}
+	}
 	return err
 }
 
