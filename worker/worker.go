@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/interceptor"
 	sdkworker "go.temporal.io/sdk/worker"
 
 	"github.com/porch-pipelines/porch/activities"
@@ -21,10 +22,11 @@ import (
 	"github.com/porch-pipelines/porch/workflows"
 )
 
-// heartbeatThrottle is how often heartbeats actually reach the server. The
-// SDK's default (up to 0.8 of the heartbeat timeout) would delay a cancel,
-// and with it the kill of a step's processes, by many seconds.
-const heartbeatThrottle = time.Second
+// heartbeatInterval is how often a running activity heartbeats, and how
+// often its heartbeats reach the server (steadyHeartbeats sends them).
+// The SDK's throttle (up to 0.8 of the heartbeat timeout) would delay a
+// cancel, and with it the kill of a step's processes, by many seconds.
+const heartbeatInterval = time.Second
 
 // catalogTimeout bounds reading the server's catalogue of datastores; a
 // worker keeps its last copy when it cannot.
@@ -142,7 +144,7 @@ func Start(c client.Client, opts Options) (*Worker, error) {
 		datastores = CatalogDatastores(c)
 	}
 	acts := &activities.Activities{
-		Home: opts.Home, HeartbeatInterval: heartbeatThrottle, Python: opts.Python, Node: opts.Node,
+		Home: opts.Home, HeartbeatInterval: heartbeatInterval, Python: opts.Python, Node: opts.Node,
 		Signal: c.SignalWorkflow, Address: opts.AdvertiseAddress,
 		Datastores: func(ctx context.Context) ([]plan.Datastore, error) {
 			ctx, cancel := context.WithTimeout(ctx, catalogTimeout)
@@ -289,9 +291,10 @@ func (w *Worker) start(c client.Client, opts Options, q queue, acts, wfs bool) e
 		BuildID: opts.BuildID,
 		// The node name, as history, the UI and porch compute show name
 		// the worker that ran a step.
-		Identity:                         w.acts.NodeName(),
-		MaxHeartbeatThrottleInterval:     heartbeatThrottle,
-		DefaultHeartbeatThrottleInterval: heartbeatThrottle,
+		Identity: w.acts.NodeName(),
+		// A stall of the server shorter than the heartbeat timeout must
+		// not cancel running steps (see steadyHeartbeats).
+		Interceptors: []interceptor.WorkerInterceptor{&steadyHeartbeats{client: c, interval: heartbeatInterval}},
 	}
 	if q.need != nil {
 		tuner, err := instanceTuner(q.pool, *q.need)
