@@ -12,7 +12,9 @@ import (
 // Temporal server what they cannot see themselves: who ended a step
 // (stepEnd), which pools have a quota (withQuota), whether a queue has a
 // worker (hasPollers), which of a quota's claimants ended
-// (endedClaimants). Workflow workers register them.
+// (endedClaimants); and the one through which a reset run ends the steps
+// its earlier execution left running (endEarlierChild). Workflow workers
+// register them.
 type serverAsks struct {
 	client client.Client
 }
@@ -22,4 +24,5 @@ func (s serverAsks) register(w sdkworker.ActivityRegistry) {
 	w.RegisterActivityWithOptions(s.withQuota, activity.RegisterOptions{Name: workflows.QuotaPoolsName})
 	w.RegisterActivityWithOptions(s.hasPollers, activity.RegisterOptions{Name: workflows.HasPollersName})
 	w.RegisterActivityWithOptions(s.endedClaimants, activity.RegisterOptions{Name: workflows.EndedClaimantsName})
+	w.RegisterActivityWithOptions(s.endEarlierChild, activity.RegisterOptions{Name: workflows.EndEarlierChildName})
 }

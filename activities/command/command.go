@@ -44,6 +44,13 @@ func (a *Activities) RunCommand(ctx context.Context, in RunCommandInput) (RunCom
 	// Inputs mounted by a worker of this home that died, for steps that
 	// may never run here again: the first step clears them.
 	a.DetachDeadMounts()
+	// An abandoned attempt of the step on this worker (its execution
+	// reset, or timed out) stops before this one clears its folders.
+	unlock, err := a.LockStep(ctx, in.Step, instanceIndex(in), in.Instance != nil)
+	if err != nil {
+		return RunCommandResult{}, err
+	}
+	defer unlock()
 	// Fetching the code snapshot and downloading inputs on object storage
 	// can take long: heartbeat through them.
 	stopPrep := a.BeatWhile(ctx, func() any { return stepio.Beat{Phase: "preparing code and inputs"} })

@@ -94,7 +94,7 @@ func (h *Host) Bind(ctx context.Context, in Step, f Folders) (b Bindings, err er
 		case up != nil:
 			b.Uploads = append(b.Uploads, *up)
 		case f.Attempt != "":
-			st, err := stage(out.Name, loc.Path, f.Execution, f.Attempt, out.Type == "uri_file")
+			st, err := stage(out.Name, loc.Path, f.Execution, f.Attempt, out.Type == "uri_file", ownLocation(in, out.Name, loc.URI))
 			if err != nil {
 				return b, FileError(fmt.Sprintf("step %q: output %q: prepare its staging folder beside %s", in.StepPath, out.Name, loc.Path), err)
 			}
@@ -228,6 +228,14 @@ func (h *Host) outputLocation(in Step, out plan.Output, f Folders) (OutputLocati
 		return OutputLocation{}, nil, FileError(fmt.Sprintf("step %q: output %q: create the folder %s", in.StepPath, out.Name, dir), err)
 	}
 	return OutputLocation{Name: out.Name, URI: uri, Path: p}, up, nil
+}
+
+// ownLocation says whether uri is the step's own location for output
+// name (azureml/<run>/<step>/<output>/ in its default datastore), which no
+// other step or run writes.
+func ownLocation(in Step, name, uri string) bool {
+	own := plan.DefaultOutputURI(DatastoreOf(in), in.RunID, in.StepPath, name)
+	return strings.TrimSuffix(uri, "/") == strings.TrimSuffix(own, "/")
 }
 
 // outputInDatastore refuses an output URI that is not a path inside a

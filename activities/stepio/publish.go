@@ -30,6 +30,11 @@ type staged struct {
 	// final is the output's path; file says it is a uri_file.
 	final string
 	file  bool
+	// own says final is the step's own location (the output has no
+	// path:), which only this step of this run writes: what is there
+	// came from an earlier execution (a reset run), and the attempt's
+	// folder replaces it whole rather than merging into it.
+	own bool
 }
 
 // path is where the attempt writes the output: the staging folder, or the
@@ -43,14 +48,15 @@ func (s staged) path() string {
 
 // stage prepares the staging folder of attempt, of the step execution
 // execution ("<run>/<workflow run id>"), for the output at final, removing
-// what the execution's earlier attempts left there.
-func stage(name, final, execution, attempt string, file bool) (staged, error) {
+// what the execution's earlier attempts left there. own says final is the
+// step's own location (see staged.own).
+func stage(name, final, execution, attempt string, file, own bool) (staged, error) {
 	if execution == "" {
 		execution = "local"
 	}
 	top := filepath.Join(filepath.Dir(final), stagingDir, filepath.Base(final))
 	root := filepath.Join(top, filepath.FromSlash(execution))
-	s := staged{name: name, top: top, root: root, dir: filepath.Join(root, attempt), final: final, file: file}
+	s := staged{name: name, top: top, root: root, dir: filepath.Join(root, attempt), final: final, file: file, own: own}
 	entries, err := os.ReadDir(root)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return s, err
@@ -98,13 +104,25 @@ func (s staged) publish() error {
 		return err
 	}
 	// An empty folder (bound by an older porch, or left by a failed
-	// publish) is replaced whole; anything else is merged into.
+	// publish) is replaced whole, and so is the step's own folder that
+	// an earlier execution wrote; anything else is merged into.
+	replaced := ""
 	if fi, err := os.Lstat(s.final); err == nil && fi.IsDir() {
-		_ = os.Remove(s.final)
+		if os.Remove(s.final) != nil && s.own {
+			replaced = s.dir + ".replaced"
+			if err := os.Rename(s.final, replaced); err != nil {
+				return err
+			}
+		}
 	}
 	err := os.Rename(s.dir, s.final)
 	if err != nil {
 		if err = mergeInto(s.dir, s.final); err != nil {
+			return err
+		}
+	}
+	if replaced != "" {
+		if err := os.RemoveAll(replaced); err != nil {
 			return err
 		}
 	}
