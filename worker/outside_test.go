@@ -191,7 +191,9 @@ var attemptLine = regexp.MustCompile(`(?m)^(?:attempt of (\d+)|(\d+) tick \d+)$`
 //   - that run, finished: it runs its steps again and succeeds;
 //   - a running run: the step its earlier execution left running is
 //     ended, the new execution runs it again, and succeeds with one
-//     attempt's output and log.
+//     attempt's output and log;
+//   - a running sweep step: the trial its earlier execution left running
+//     is ended and runs again.
 func TestAResetRunOrStepFinishes(t *testing.T) {
 	cli := temporalCLI(t)
 	h := newHarness(t)
@@ -239,6 +241,52 @@ func TestAResetRunOrStepFinishes(t *testing.T) {
 			// new execution ended the step and ran it again
 			// (PORCH_RECORD_HISTORIES=1).
 			recordRun(t, filepath.Join("..", "workflows", "testdata", "histories"), "v2-reset-running-run", run.GetID())
+		}
+	})
+	t.Run("running sweep step", func(t *testing.T) {
+		needPython(t)
+		dir := t.TempDir()
+		pids, gate := filepath.Join(dir, "pids"), filepath.Join(dir, "gate")
+		path := filepath.Join(dir, "pipeline.yml")
+		require.NoError(t, os.WriteFile(path, []byte(fmt.Sprintf(`type: pipeline
+jobs:
+  tune:
+    type: sweep
+    trial:
+      type: command
+      inputs:
+        x:
+          type: integer
+      command: >-
+        echo $$ >> %[1]s; while [ ! -e %[2]s ]; do sleep 0.1; done;
+        python3 -c "import mlflow; mlflow.log_metric('score', ${{inputs.x}})"
+    search_space:
+      x:
+        type: choice
+        values: [1]
+    objective:
+      primary_metric: score
+      goal: maximize
+    limits:
+      max_total_trials: 1
+`, pids, gate)), 0o644))
+		c := &resetCase{pids: pids}
+		run := h.start(compile(t, path, nil))
+		abandoned := c.started(t, 1)
+		// The sweep's new execution ends the trial its earlier one left
+		// running, and starts it again.
+		reset(t, cli, run.GetID()+"/tune")
+		c.started(t, 2)
+		assertPIDGoneWithin(t, abandoned, 15*time.Second)
+		require.NoError(t, os.WriteFile(gate, nil, 0o644))
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		require.NoError(t, run.Get(ctx, nil), "the run of a reset sweep step succeeds")
+		assert.Equal(t, workflows.StatusSucceeded, steps(t, run.GetID())["tune"].Status)
+		if os.Getenv("PORCH_RECORD_HISTORIES") != "" {
+			// Replay fixtures of a sweep step reset while its trial ran
+			// (PORCH_RECORD_HISTORIES=1).
+			recordRun(t, filepath.Join("..", "workflows", "testdata", "histories"), "v2-reset-running-sweep", run.GetID())
 		}
 	})
 }
