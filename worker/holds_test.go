@@ -69,8 +69,10 @@ func TestAParallelStepClosesWithItsHoldsEnded(t *testing.T) {
 	wf := startWorker(t, home) // workflows (and the catalogue's updates)
 	t.Cleanup(wf.Stop)
 	cat := registerRouting(t, compute)
-	// The step's instances run on a worker whose log lines the test reads.
-	w, err := worker.Start(c, worker.Options{Home: home, Computes: []string{compute}, Catalog: cat,
+	// The step's instances run on a worker whose log lines the test reads,
+	// a node of its own: the workflows' worker in this process has the
+	// process's default node name, and its node queue.
+	w, err := worker.Start(c, worker.Options{Home: home, Computes: []string{compute}, Catalog: cat, Node: "holder-node",
 		InstanceTypes: []string{compute + "-a"}, Labels: []plan.Label{{Key: "zone", Value: "a"}},
 		Capacity: plan.ResourceList{MilliCPU: 2000, MemoryBytes: 2 << 30}})
 	require.NoError(t, err)
