@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/porch-pipelines/porch/compiler/plan"
+	"github.com/porch-pipelines/porch/sweep"
 )
 
 // checkSweep checks a sweep step against its trial: every name the search
@@ -31,7 +32,19 @@ func (c *checker) checkSweep(s *stepAST, decls map[string]*inputAST, bound map[s
 		bound[n] = true
 		c.checkParamType(n, info, decl, sw.Space.Params)
 	}
+	c.checkDraws(sw)
 	c.checkMetricStep(s)
+}
+
+// checkDraws refuses a parameter that can draw a number too large to
+// carry (loguniform up to e^711, a uniform from -1.7e308 to 1.7e308): the
+// sweep would pass validation and fail at its first trials.
+func (c *checker) checkDraws(sw *sweepAST) {
+	walkParams(sw.Space.Params, func(prm plan.Parameter) {
+		if summary, todo := sweep.Unencodable(prm, sw.Sampling.Logbase); summary != "" {
+			c.errorf(prm.Pos, todo, "%s", summary)
+		}
+	})
 }
 
 // checkParamType checks that the values a parameter takes fit the trial

@@ -151,6 +151,12 @@ func TestValidateErrors(t *testing.T) {
 		{"unknown algorithm", []plan.Parameter{lr}, plan.Sampling{Algorithm: "hyperband"},
 			`unknown sampling algorithm "hyperband": use random, grid or bayesian`},
 		{"empty space", nil, plan.Sampling{Algorithm: plan.SamplingRandom}, `the search space is empty`},
+		{"loguniform beyond a float64", []plan.Parameter{{Name: "lr", Kind: plan.ParamLogUniform, Min: 710, Max: 711, Pos: at}},
+			plan.Sampling{Algorithm: plan.SamplingRandom}, `sweep.yml:12:5: loguniform parameter "lr" draws up to e^711, beyond the largest number`},
+		{"uniform wider than a float64", []plan.Parameter{{Name: "x", Kind: plan.ParamUniform, Min: -1.7e308, Max: 1.7e308}},
+			plan.Sampling{Algorithm: plan.SamplingBayesian}, `uniform parameter "x" spans -1.7e+308 to 1.7e+308`},
+		{"normal beyond a float64", []plan.Parameter{{Name: "x", Kind: plan.ParamNormal, Mu: 1.7e308, Sigma: 1e307}},
+			plan.Sampling{Algorithm: plan.SamplingRandom}, `normal parameter "x" draws mu ± 8.21 sigma`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

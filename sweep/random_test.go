@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"encoding/json"
 	"math"
 	"strings"
 	"testing"
@@ -191,4 +192,23 @@ func TestRandomNestedDict(t *testing.T) {
 		require.True(t, strings.HasPrefix(model.Text, "{"), "the dict choice itself is its entries as JSON: %s", model.Text)
 	}
 	require.Len(t, kinds, 2)
+}
+
+// TestDrawsAtTheEdgeOfAFloat64AreFinite samples spaces just inside what
+// Unencodable allows, with both rules: every value is a finite number,
+// which JSON carries.
+func TestDrawsAtTheEdgeOfAFloat64AreFinite(t *testing.T) {
+	space := []plan.Parameter{
+		{Name: "a", Kind: plan.ParamLogUniform, Min: 700, Max: 709.78},
+		{Name: "b", Kind: plan.ParamUniform, Min: -8.9e307, Max: 8.9e307},
+		{Name: "c", Kind: plan.ParamNormal, Mu: 1.7e308, Sigma: 1},
+		{Name: "d", Kind: plan.ParamQUniform, Min: 0, Max: 1.7e308, Q: 2},
+		{Name: "e", Kind: plan.ParamLogNormal, Mu: 600, Sigma: 10},
+	}
+	for _, rule := range []string{"random", "sobol"} {
+		for _, tr := range draw(t, space, plan.Sampling{Algorithm: plan.SamplingRandom, Rule: rule}, 7, 200) {
+			_, err := json.Marshal(tr)
+			require.NoError(t, err, "trial %v", tr)
+		}
+	}
 }

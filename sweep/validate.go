@@ -23,7 +23,7 @@ func Validate(space []plan.Parameter, s plan.Sampling) error {
 	if err := checkNames(space); err != nil {
 		return err
 	}
-	return checkParams(space, s.Algorithm)
+	return checkParams(space, s)
 }
 
 func validateSampling(s plan.Sampling) error {
@@ -112,16 +112,19 @@ func copyNames(m map[string]plan.Pos) map[string]plan.Pos {
 	return c
 }
 
-func checkParams(ps []plan.Parameter, algorithm string) error {
+func checkParams(ps []plan.Parameter, s plan.Sampling) error {
 	for _, p := range ps {
-		if err := checkAllowed(p, algorithm); err != nil {
+		if err := checkAllowed(p, s.Algorithm); err != nil {
 			return err
 		}
 		if err := checkParam(p); err != nil {
 			return err
 		}
+		if summary, todo := Unencodable(p, s.Logbase); summary != "" {
+			return paramError(p, "%s: %s", summary, todo)
+		}
 		for _, c := range p.Choices {
-			if err := checkParams(c.Nested, algorithm); err != nil {
+			if err := checkParams(c.Nested, s); err != nil {
 				return err
 			}
 		}

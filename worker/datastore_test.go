@@ -150,3 +150,31 @@ func registerS3(t *testing.T, bucket string) *plan.Datastore {
 	})
 	return store
 }
+
+// TestAnOutputCannotLeaveItsDatastoreThroughALink plants a symbolic link
+// in the default datastore's folder to a folder outside it: a step whose
+// output path goes through the link fails, saying so, and writes nothing
+// there.
+func TestAnOutputCannotLeaveItsDatastoreThroughALink(t *testing.T) {
+	h := newHarness(t)
+	outside := t.TempDir()
+	ds := filepath.Join(h.home, "datastores", plan.DefaultDatastore)
+	require.NoError(t, os.MkdirAll(ds, 0o755))
+	require.NoError(t, os.Symlink(outside, filepath.Join(ds, "evil_link")))
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "p.yml"), []byte(`type: pipeline
+jobs:
+  escape:
+    command: echo pwned > ${{outputs.out}}/owned.txt
+    outputs:
+      out:
+        type: uri_folder
+        path: azureml://datastores/workspaceblobstore/paths/evil_link/sub
+`), 0o644))
+	_, err := h.run(compile(t, filepath.Join(dir, "p.yml"), nil))
+	require.Error(t, err)
+	assert.Contains(t, workflows.ErrorMessage(err), "evil_link is a symbolic link to "+outside+", outside its datastore's folder")
+	entries, err := os.ReadDir(outside)
+	require.NoError(t, err)
+	assert.Empty(t, entries, "nothing is written outside the datastore")
+}

@@ -37,6 +37,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(workerAddressEnv) != "" {
 		os.Exit(runWorkerProcess())
 	}
+	if os.Getenv(serverProcessEnv) != "" {
+		os.Exit(runServerProcess())
+	}
 	os.Exit(runMain(m))
 }
 

@@ -19,8 +19,9 @@ const (
 )
 
 // goldenLineRE splits a line of registered.golden: kind, name, the
-// argument after the context, and the result before the error.
-var goldenLineRE = regexp.MustCompile(`^(workflow|activity) (\S+) func\([^,]+, ([^)]+)\) (?:\((\S+), error\)|error)$`)
+// argument after the context (none for a local activity that takes only
+// the context), and the result before the error.
+var goldenLineRE = regexp.MustCompile(`^(workflow|activity) (\S+) func\([^,)]+(?:, ([^)]+))?\) (?:\((\S+), error\)|error)$`)
 
 // TestRegisteredNamesTable checks that the README lists every workflow
 // and activity name in registered.golden, in one table: the names are
@@ -46,6 +47,14 @@ func TestRegisteredNamesTable(t *testing.T) {
 	require.NoError(t, os.WriteFile(readme, out, 0o644))
 }
 
+// codeOrNone is a Go type as code, or "none" when there is none.
+func codeOrNone(typ string) string {
+	if typ == "" {
+		return "none"
+	}
+	return "`" + typ + "`"
+}
+
 // namesTable is a markdown table with a row per line of registered.golden:
 // workflows first, then activities, each sorted by name as the file is.
 func namesTable(t *testing.T, golden string) string {
@@ -58,11 +67,7 @@ func namesTable(t *testing.T, golden string) string {
 			if m[1] != kind {
 				continue
 			}
-			result := "`" + m[4] + "`"
-			if m[4] == "" {
-				result = "none"
-			}
-			fmt.Fprintf(&b, "| `%s` | %s | `%s` | %s |\n", m[2], kind, m[3], result)
+			fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", m[2], kind, codeOrNone(m[3]), codeOrNone(m[4]))
 		}
 	}
 	return b.String()

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -16,7 +17,6 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/porch-pipelines/porch/activities"
-	"github.com/porch-pipelines/porch/workflows"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/registered.golden")
@@ -45,16 +45,23 @@ func (r *nameRecorder) RegisterDynamicActivity(a any, _ activity.DynamicRegister
 }
 
 // TestRegisteredNames pins the names porch registers its workflows and
-// activities under, and their signatures: the names are in every history,
-// so a rename would break running and replayed workflows. Regenerate with
-// go test ./worker -run TestRegisteredNames -update, only for a change that
-// keeps old histories working.
+// activities under, local activities included, and their signatures: the
+// names are in every history, so a rename would break running and
+// replayed workflows. It records what a worker running workflows and
+// steps registers, and what one running workflows only does. Regenerate
+// with go test ./worker -run TestRegisteredNames -update, only for a
+// change that keeps old histories working.
 func TestRegisteredNames(t *testing.T) {
 	var r nameRecorder
-	workflows.Register(&r)
-	(&activities.Activities{}).Register(&r)
+	for _, withSteps := range []bool{true, false} {
+		w := &Worker{acts: &activities.Activities{}, porchStatus: &statusAttribute{}}
+		if withSteps {
+			w.acts.Register(&r)
+		}
+		w.registerWorkflows(&r, nil, nil, withSteps)
+	}
 	sort.Strings(r.lines)
-	got := strings.Join(r.lines, "\n") + "\n"
+	got := strings.Join(slices.Compact(r.lines), "\n") + "\n"
 	golden := filepath.Join("testdata", "registered.golden")
 	if *update {
 		require.NoError(t, os.WriteFile(golden, []byte(got), 0o644))

@@ -25,7 +25,7 @@ type statusAttribute struct {
 	asked  time.Time
 }
 
-func (s *statusAttribute) register(w sdkworker.Worker) {
+func (s *statusAttribute) register(w sdkworker.ActivityRegistry) {
 	w.RegisterActivityWithOptions(s.registered, activity.RegisterOptions{Name: workflows.StatusRegisteredName})
 }
 

@@ -30,3 +30,22 @@ func (q serverAsks) withQuota(ctx context.Context, pools []quota.Pool) ([]quota.
 	}
 	return out, nil
 }
+
+// endedClaimants returns which of the ids name no running workflow
+// (workflows.EndedClaimantsName): a quota takes their claims back.
+func (q serverAsks) endedClaimants(ctx context.Context, ids []string) ([]string, error) {
+	var ended []string
+	for _, id := range ids {
+		d, err := q.client.DescribeWorkflowExecution(ctx, id, "")
+		var nf *serviceerror.NotFound
+		switch {
+		case errors.As(err, &nf):
+			ended = append(ended, id)
+		case err != nil:
+			return nil, err
+		case d.GetWorkflowExecutionInfo().GetStatus() != enums.WORKFLOW_EXECUTION_STATUS_RUNNING:
+			ended = append(ended, id)
+		}
+	}
+	return ended, nil
+}

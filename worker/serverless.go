@@ -60,7 +60,7 @@ type serverlessChooser struct {
 }
 
 // register registers the chooser on a workflow worker.
-func (s *serverlessChooser) register(w sdkworker.Worker) {
+func (s *serverlessChooser) register(w sdkworker.ActivityRegistry) {
 	w.RegisterActivityWithOptions(s.choose, activity.RegisterOptions{Name: workflows.ChooseInstanceTypeName})
 }
 

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/interceptor"
 	sdkworker "go.temporal.io/sdk/worker"
 
 	"github.com/porch-pipelines/porch/activities"
@@ -21,10 +22,11 @@ import (
 	"github.com/porch-pipelines/porch/workflows"
 )
 
-// heartbeatThrottle is how often heartbeats actually reach the server. The
-// SDK's default (up to 0.8 of the heartbeat timeout) would delay a cancel,
-// and with it the kill of a step's processes, by many seconds.
-const heartbeatThrottle = time.Second
+// heartbeatInterval is how often a running activity heartbeats, and how
+// often its heartbeats reach the server (steadyHeartbeats sends them).
+// The SDK's throttle (up to 0.8 of the heartbeat timeout) would delay a
+// cancel, and with it the kill of a step's processes, by many seconds.
+const heartbeatInterval = time.Second
 
 // catalogTimeout bounds reading the server's catalogue of datastores; a
 // worker keeps its last copy when it cannot.
@@ -142,7 +144,7 @@ func Start(c client.Client, opts Options) (*Worker, error) {
 		datastores = CatalogDatastores(c)
 	}
 	acts := &activities.Activities{
-		Home: opts.Home, HeartbeatInterval: heartbeatThrottle, Python: opts.Python, Node: opts.Node,
+		Home: opts.Home, HeartbeatInterval: heartbeatInterval, Python: opts.Python, Node: opts.Node,
 		Signal: c.SignalWorkflow, Address: opts.AdvertiseAddress,
 		Datastores: func(ctx context.Context) ([]plan.Datastore, error) {
 			ctx, cancel := context.WithTimeout(ctx, catalogTimeout)
@@ -292,9 +294,10 @@ func (w *Worker) start(c client.Client, opts Options, q queue, acts, wfs bool) e
 		},
 		// The node name, as history, the UI and porch compute show name
 		// the worker that ran a step.
-		Identity:                         w.acts.NodeName(),
-		MaxHeartbeatThrottleInterval:     heartbeatThrottle,
-		DefaultHeartbeatThrottleInterval: heartbeatThrottle,
+		Identity: w.acts.NodeName(),
+		// A stall of the server shorter than the heartbeat timeout must
+		// not cancel running steps (see steadyHeartbeats).
+		Interceptors: []interceptor.WorkerInterceptor{&steadyHeartbeats{client: c, interval: heartbeatInterval}},
 	}
 	if q.need != nil {
 		tuner, err := instanceTuner(q.pool, *q.need)
@@ -328,15 +331,7 @@ func (w *Worker) start(c client.Client, opts Options, q queue, acts, wfs bool) e
 		w.acts.Register(sw)
 	}
 	if wfs {
-		workflows.Register(sw)
-		if !acts {
-			// A sweep samples its trials in a local activity: without it
-			// a workflows-only worker failed every sweep.
-			w.acts.RegisterLocal(sw)
-		}
-		(&serverlessChooser{client: c, catalog: opts.Catalog}).register(sw)
-		serverAsks{client: c}.register(sw)
-		w.porchStatus.register(sw)
+		w.registerWorkflows(sw, c, opts.Catalog, acts)
 	}
 	if err := sw.Start(); err != nil {
 		w.Stop()
@@ -348,6 +343,27 @@ func (w *Worker) start(c client.Client, opts Options, q queue, acts, wfs bool) e
 		w.preemptible = w.preemptible || (plan.IsSpotTaskQueue(q.name) && !opts.AnyNode)
 	}
 	return nil
+}
+
+// registry takes workflows and activities, as an SDK worker does.
+type registry interface {
+	sdkworker.WorkflowRegistry
+	sdkworker.ActivityRegistry
+}
+
+// registerWorkflows registers porch's workflows and every local activity
+// they run, each under its explicit name; withSteps says the worker
+// registers the steps' activities too.
+func (w *Worker) registerWorkflows(r registry, c client.Client, catalog *plan.Catalog, withSteps bool) {
+	workflows.Register(r)
+	if !withSteps {
+		// A sweep samples its trials in a local activity: without it
+		// a workflows-only worker failed every sweep.
+		w.acts.RegisterLocal(r)
+	}
+	(&serverlessChooser{client: c, catalog: catalog}).register(r)
+	serverAsks{client: c}.register(r)
+	w.porchStatus.register(r)
 }
 
 // Queues are the task queues whose steps this worker runs, in the order

@@ -105,6 +105,7 @@ func ParallelStep(ctx workflow.Context, in ParallelStepInput) (_ ParallelStepRes
 	r.show(ctx)
 	outcome := r.runBatches(ctx)
 	if outcome.continueAsNew {
+		r.awaitHolds(ctx)
 		next := in
 		next.State = r.st
 		return ParallelStepResult{}, workflow.NewContinueAsNewError(ctx, ParallelStepName, next)
@@ -131,6 +132,10 @@ type parallelRun struct {
 	// stop; lostNodes the nodes known lost, whose monitors never will.
 	monitorEnds []nodeFuture
 	lostNodes   []string
+	// holdsVersion caches holdsEnd's answer; holdEnds are the holds'
+	// futures, to wait for them to stop once released.
+	holdsVersion *bool
+	holdEnds     []workflow.Future
 	// bookQueue is where a step running as instances lists pending
 	// mini-batches and reports progress: a held node's queue, as the
 	// type's queue may have no room left while the step holds it.

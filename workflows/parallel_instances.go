@@ -136,6 +136,7 @@ func (r *parallelRun) runOnInstances(ctx workflow.Context) batchOutcome {
 			hctx = workflow.WithActivityOptions(hctx, opts)
 		}
 		f := workflow.ExecuteActivity(hctx, spread.HoldInstanceName, spread.HoldInstanceInput{Slot: i})
+		r.holdEnds = append(r.holdEnds, f)
 		sel.AddFuture(f, func(f workflow.Future) {
 			if failover && isPreemption(f.Get(ctx, nil)) && failure == nil && ctx.Err() == nil {
 				workflow.GetLogger(ctx).Info(fmt.Sprintf("porch: instance %d lost its node %s (no heartbeat within %s): holding it again", i, slots[i].node, r.heartbeat()))
@@ -250,6 +251,7 @@ func (r *parallelRun) holdOptions(ctx workflow.Context, slot int) workflow.Conte
 		StartToCloseTimeout: noTimeout,
 		HeartbeatTimeout:    heartbeatTimeout,
 		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 1},
+		WaitForCancellation: r.holdsEnd(ctx),
 	}
 	if s := r.in.Plan.Parallel.FirstTaskCreationTimeoutSeconds; s > 0 {
 		opts.ScheduleToStartTimeout = time.Duration(s) * time.Second
@@ -286,4 +288,35 @@ func lostNode(ctx workflow.Context, f workflow.Future) bool {
 	var te *temporal.TimeoutError
 	err := f.Get(ctx, nil)
 	return errors.As(err, &te) && te.TimeoutType() == enums.TIMEOUT_TYPE_SCHEDULE_TO_START
+}
+
+// holdsChange is the GetVersion id of a parallel step waiting for the
+// holds it released: version 1 waits (up to monitorGrace) for each
+// released HoldInstance to stop before the step's run closes, so a closed
+// step shows no hold pending (CANCEL_REQUESTED) in Temporal.
+const holdsChange = "parallel-holds-end"
+
+// holdsEnd says whether this run waits for its released holds to stop.
+func (r *parallelRun) holdsEnd(ctx workflow.Context) bool {
+	if r.holdsVersion == nil {
+		v := workflow.GetVersion(ctx, holdsChange, workflow.DefaultVersion, 1) == 1
+		r.holdsVersion = &v
+	}
+	return *r.holdsVersion
+}
+
+// awaitHolds waits for the holds still pending after their release to
+// stop, at most monitorGrace (a hold on a lost node never answers), from
+// version 1 of holdsChange on.
+func (r *parallelRun) awaitHolds(ctx workflow.Context) {
+	if len(r.holdEnds) == 0 || !r.holdsEnd(ctx) {
+		return
+	}
+	var pending []workflow.Future
+	for _, f := range r.holdEnds {
+		if !f.IsReady() {
+			pending = append(pending, f)
+		}
+	}
+	awaitStopped(ctx, pending, "released instances stop")
 }

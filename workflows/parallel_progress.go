@@ -118,9 +118,10 @@ func (r *parallelRun) finish(ctx workflow.Context, outcome batchOutcome) (Parall
 	}
 	var res parallel.FinishParallelResult
 	ferr := workflow.ExecuteActivity(fctx, parallel.FinishParallelName, in).Get(fctx, &res)
-	// The monitors stopped while FinishParallel ran; one on a lost node
-	// never says so.
+	// The monitors stopped while FinishParallel ran, and so did the
+	// instances the step held; one on a lost node never says so.
 	r.awaitMonitors(ctx)
+	r.awaitHolds(ctx)
 	r.progress.Phase = PhaseDone
 	defer r.show(ctx)
 	if outcome.err != nil {
@@ -164,23 +165,31 @@ func (r *parallelRun) awaitMonitors(ctx workflow.Context) {
 	if len(r.monitorEnds) == 0 || !r.monitorsEnd(ctx) {
 		return
 	}
-	wctx, _ := workflow.NewDisconnectedContext(ctx)
-	sel := workflow.NewSelector(wctx)
-	waiting := 0
+	var live []workflow.Future
 	for _, m := range r.monitorEnds {
 		if !slices.Contains(r.lostNodes, m.node) {
-			waiting++
-			sel.AddFuture(m.f, func(workflow.Future) {})
+			live = append(live, m.f)
 		}
 	}
-	if waiting == 0 {
+	awaitStopped(ctx, live, "resource monitors stop")
+}
+
+// awaitStopped waits for the futures of cancelled activities that wait
+// for their cancellation, at most monitorGrace (a timer labelled what).
+func awaitStopped(ctx workflow.Context, fs []workflow.Future, what string) {
+	if len(fs) == 0 {
 		return
+	}
+	wctx, _ := workflow.NewDisconnectedContext(ctx)
+	sel := workflow.NewSelector(wctx)
+	for _, f := range fs {
+		sel.AddFuture(f, func(workflow.Future) {})
 	}
 	timerCtx, stopTimer := workflow.WithCancel(wctx)
 	defer stopTimer()
 	late := false
-	sel.AddFuture(newTimer(timerCtx, monitorGrace, "resource monitors stop"), func(workflow.Future) { late = true })
-	for range waiting {
+	sel.AddFuture(newTimer(timerCtx, monitorGrace, what), func(workflow.Future) { late = true })
+	for range fs {
 		if sel.Select(wctx); late {
 			return
 		}

@@ -158,23 +158,42 @@ func (r *dagRun) launch(s *node) {
 	d.start(s, workflow.Now(ctx))
 	d.countStarted(ctx, s)
 	r.wait(startStep(r.stepCtx, d, s), func(f workflow.Future) {
-		err := d.finish(ctx, f, s)
-		if err != nil && ctx.Err() == nil && endedOutside(err, r.stepsCanceled) &&
-			workflow.GetVersion(ctx, outsideChange, workflow.DefaultVersion, 1) == 1 {
-			err = d.outsideEnd(ctx, s, err)
+		if !childIDTaken(ctx, f) {
+			r.stepEnded(s, f)
+			return
 		}
-		d.countEnded(ctx, s)
-		if err == nil {
-			d.succeeded(ctx, s)
-		}
-		if err != nil && r.firstErr == nil && !isCanceled(err) {
-			r.firstErr, r.firstFailed = err, s.step.Path
-			if !d.in.Settings.ContinueOnStepFailure {
-				r.stepsCanceled = true
-				r.cancelSteps()
+		// An earlier execution of this run (before a reset) left the
+		// step running: it ends, and the step starts again, once.
+		r.wait(endEarlierChild(ctx, d.in.RunID+"/"+s.step.Path), func(freed workflow.Future) {
+			if !idFreed(ctx, freed) || !r.starting() {
+				r.stepEnded(s, f)
+				return
 			}
-		}
+			r.wait(startStep(r.stepCtx, d, s), func(f workflow.Future) { r.stepEnded(s, f) })
+		})
 	})
+}
+
+// stepEnded takes a step's end: its outputs or failure, its record for
+// reuse, and the run's first failure.
+func (r *dagRun) stepEnded(s *node, f workflow.Future) {
+	ctx, d := r.ctx, r.d
+	err := d.finish(ctx, f, s)
+	if err != nil && ctx.Err() == nil && endedOutside(err, r.stepsCanceled) &&
+		workflow.GetVersion(ctx, outsideChange, workflow.DefaultVersion, 1) == 1 {
+		err = d.outsideEnd(ctx, s, err)
+	}
+	d.countEnded(ctx, s)
+	if err == nil {
+		d.succeeded(ctx, s)
+	}
+	if err != nil && r.firstErr == nil && !isCanceled(err) {
+		r.firstErr, r.firstFailed = err, s.step.Path
+		if !d.in.Settings.ContinueOnStepFailure {
+			r.stepsCanceled = true
+			r.cancelSteps()
+		}
+	}
 }
 
 func isCanceled(err error) bool {

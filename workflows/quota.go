@@ -1,15 +1,11 @@
 package workflows
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"math"
 	"time"
 
-	enums "go.temporal.io/api/enums/v1"
-	"go.temporal.io/api/serviceerror"
-	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
@@ -20,6 +16,13 @@ import (
 
 // QuotaName is the workflow type of a pool's quota.
 const QuotaName = "Quota"
+
+// EndedClaimantsName is the local activity (registered by the worker,
+// which has a client) that returns which of a quota's claimants name no
+// running workflow: their claims are taken back. It is the name the
+// quota's histories have recorded since the sweep began, when it ran by
+// its Go function's name, so they replay unchanged.
+const EndedClaimantsName = "endedWorkflows"
 
 // quotaSweep is how often a quota with claims checks that its claimants
 // still run, to take back the cores of one that was terminated without
@@ -133,7 +136,7 @@ func Quota(ctx workflow.Context, in QuotaInput) error {
 		if timer != nil {
 			sel.AddFuture(timer, func(workflow.Future) {
 				timer = nil
-				sweep = workflow.ExecuteLocalActivity(sweepCtx, endedWorkflows, claimants(s))
+				sweep = workflow.ExecuteLocalActivity(sweepCtx, EndedClaimantsName, claimants(s))
 			})
 		}
 		if sweep != nil {
@@ -181,26 +184,6 @@ func claimants(s quota.State) []string {
 		ids = append(ids, c.ID)
 	}
 	return ids
-}
-
-// endedWorkflows is the quota's local activity that returns which of the
-// ids name no running workflow: their claims are taken back.
-func endedWorkflows(ctx context.Context, ids []string) ([]string, error) {
-	c := activity.GetClient(ctx)
-	var ended []string
-	for _, id := range ids {
-		d, err := c.DescribeWorkflowExecution(ctx, id, "")
-		var nf *serviceerror.NotFound
-		switch {
-		case errors.As(err, &nf):
-			ended = append(ended, id)
-		case err != nil:
-			return nil, err
-		case d.GetWorkflowExecutionInfo().GetStatus() != enums.WORKFLOW_EXECUTION_STATUS_RUNNING:
-			ended = append(ended, id)
-		}
-	}
-	return ended, nil
 }
 
 // QuotaRequest is what a step claims before it runs: its cores from each

@@ -1,11 +1,15 @@
 package workflows
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
@@ -49,17 +53,76 @@ func replay(t *testing.T, r worker.WorkflowReplayer, file string) error {
 	})
 }
 
+// typeNames records the workflow types Register registers.
+type typeNames struct{ names []string }
+
+func (r *typeNames) RegisterWorkflow(any) { r.names = append(r.names, "(unnamed)") }
+func (r *typeNames) RegisterWorkflowWithOptions(_ any, o workflow.RegisterOptions) {
+	r.names = append(r.names, o.Name)
+}
+func (r *typeNames) RegisterDynamicWorkflow(any, workflow.DynamicRegisterOptions) {
+	r.names = append(r.names, "(dynamic)")
+}
+
+// TestReplayFixturesCoverEveryWorkflowType checks that every workflow type
+// Register registers has a recorded history that TestReplay replays: a
+// type without one could change without a replay test noticing.
 func TestReplayFixturesCoverEveryWorkflowType(t *testing.T) {
+	var registered typeNames
+	Register(&registered)
+	require.NotEmpty(t, registered.names)
 	seen := map[string]bool{}
-	files, _ := filepath.Glob(filepath.Join("testdata", "histories", "v*.json"))
+	files, err := filepath.Glob(filepath.Join("testdata", "histories", "v*.json"))
+	require.NoError(t, err)
 	for _, f := range files {
-		b, err := os.ReadFile(f)
+		b, err := os.Open(f)
 		require.NoError(t, err)
-		for _, name := range []string{PipelineName, CommandStepName} {
-			if strings.Contains(string(b), `"name": "`+name+`"`) {
-				seen[name] = true
-			}
-		}
+		h, err := client.HistoryFromJSON(b, client.HistoryJSONOptions{})
+		b.Close()
+		require.NoError(t, err, f)
+		seen[h.GetEvents()[0].GetWorkflowExecutionStartedEventAttributes().GetWorkflowType().GetName()] = true
 	}
-	require.True(t, seen[PipelineName] && seen[CommandStepName], "fixtures cover %v", seen)
+	for _, name := range registered.names {
+		assert.True(t, seen[name], "no replay fixture in testdata/histories runs workflow type %q: record one (see TestReplay)", name)
+	}
+}
+
+// TestActivitiesRunByName checks that every activity and local activity
+// the workflows run is named by a registered name (a constant), never by
+// a Go function value, whose name would be in every history and break it
+// when the function is renamed.
+func TestActivitiesRunByName(t *testing.T) {
+	files, err := filepath.Glob("*.go")
+	require.NoError(t, err)
+	fset := token.NewFileSet()
+	calls := 0
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		file, err := parser.ParseFile(fset, f, nil, 0)
+		require.NoError(t, err)
+		ast.Inspect(file, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok || len(call.Args) < 2 {
+				return true
+			}
+			sel, ok := call.Fun.(*ast.SelectorExpr)
+			if !ok || (sel.Sel.Name != "ExecuteActivity" && sel.Sel.Name != "ExecuteLocalActivity") {
+				return true
+			}
+			calls++
+			name := ""
+			switch a := call.Args[1].(type) {
+			case *ast.Ident:
+				name = a.Name
+			case *ast.SelectorExpr:
+				name = a.Sel.Name
+			}
+			assert.True(t, strings.HasSuffix(name, "Name"), "%s: %s runs an activity by a Go value, not its registered name",
+				fset.Position(call.Pos()), sel.Sel.Name)
+			return true
+		})
+	}
+	require.NotZero(t, calls, "no ExecuteActivity call found")
 }

@@ -1,9 +1,11 @@
 package workflows
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
+	enums "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
@@ -40,13 +42,25 @@ type Reuse struct {
 // failed: it ran without one.
 const ReasonUndecided = "reuse not decided: "
 
-// reuseTimeout bounds deciding one step: hashing inputs that were never
-// hashed reads them once. reuseStartTimeout is how long a decision waits
-// for a worker of the default queue before the step runs undecided.
+// reuseTimeout bounds one attempt at deciding a step: hashing inputs that
+// were never hashed reads them once. The decision heartbeats while it
+// hashes, with the step's heartbeat timeout (decideHeartbeat), so a worker
+// that dies mid-hash costs that timeout, and the next attempt runs on
+// another worker. reuseStartTimeout is how long a decision waits for a
+// worker of the default queue before the step runs undecided.
 const (
-	reuseTimeout      = 2 * time.Hour
+	reuseTimeout      = time.Hour
 	reuseStartTimeout = time.Minute
 )
+
+// decideHeartbeat is the heartbeat timeout of a step's reuse decision: the
+// step's own (a parallel step's progress_update_timeout).
+func decideHeartbeat(s plan.Step) time.Duration {
+	if s.Parallel != nil && s.Parallel.ProgressUpdateTimeoutSeconds > 0 {
+		return time.Duration(s.Parallel.ProgressUpdateTimeoutSeconds) * time.Second
+	}
+	return heartbeatTimeout
+}
 
 // decides says whether a step's reuse is decided before it runs: command,
 // parallel and sweep steps are (a nested pipeline's steps decide their
@@ -87,6 +101,7 @@ func (d *dag) decideReuse(ctx workflow.Context, n *node) workflow.Future {
 		TaskQueue:              plan.DefaultTaskQueue,
 		ScheduleToStartTimeout: reuseStartTimeout,
 		StartToCloseTimeout:    reuseTimeout,
+		HeartbeatTimeout:       decideHeartbeat(n.step),
 		RetryPolicy:            &temporal.RetryPolicy{MaximumAttempts: 3},
 	})
 	return workflow.ExecuteActivity(ctx, reuse.DecideReuseName, in)
@@ -99,7 +114,7 @@ func (d *dag) settle(ctx workflow.Context, f workflow.Future, n *node) {
 	var dec reuse.Decision
 	if err := f.Get(ctx, &dec); err != nil {
 		if !isCanceled(err) {
-			n.state.Reuse = &Reuse{Reason: ReasonUndecided + ErrorMessage(err)}
+			n.state.Reuse = &Reuse{Reason: undecided(err, decideHeartbeat(n.step))}
 		}
 		return
 	}
@@ -170,4 +185,20 @@ func (d *dag) flushRecords(ctx workflow.Context) {
 	if err := workflow.ExecuteActivity(dctx, reuse.RecordReuseName, in).Get(dctx, nil); err != nil {
 		workflow.GetLogger(ctx).Warn("porch: steps not recorded for reuse", "error", err)
 	}
+}
+
+// undecided says why a step's reuse was not decided: the step runs.
+func undecided(err error, heartbeat time.Duration) string {
+	var te *temporal.TimeoutError
+	if errors.As(err, &te) {
+		switch te.TimeoutType() {
+		case enums.TIMEOUT_TYPE_HEARTBEAT:
+			return fmt.Sprintf(ReasonUndecided+"the worker deciding it went silent for %s (it stopped, or lost the server), on every attempt", heartbeat)
+		case enums.TIMEOUT_TYPE_START_TO_CLOSE:
+			return fmt.Sprintf(ReasonUndecided+"hashing its inputs took longer than %s", reuseTimeout)
+		case enums.TIMEOUT_TYPE_SCHEDULE_TO_START:
+			return fmt.Sprintf(ReasonUndecided+"no worker of task queue %q took the decision within %s", plan.DefaultTaskQueue, reuseStartTimeout)
+		}
+	}
+	return ReasonUndecided + ErrorMessage(err)
 }

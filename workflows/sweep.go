@@ -232,10 +232,25 @@ func (s *sweepRun) startTrial(ctx, trialCtx workflow.Context, sel workflow.Selec
 		opts.WorkflowRunTimeout = time.Duration(sec) * time.Second
 	}
 	s.running++
-	f := workflow.ExecuteChildWorkflow(workflow.WithChildOptions(cctx, opts), typ, input)
-	sel.AddFuture(f, func(f workflow.Future) {
+	cctx = workflow.WithChildOptions(cctx, opts)
+	ended := func(f workflow.Future) {
 		s.running--
 		s.trialEnded(ctx, n, f)
+	}
+	sel.AddFuture(workflow.ExecuteChildWorkflow(cctx, typ, input), func(f workflow.Future) {
+		if !childIDTaken(ctx, f) {
+			ended(f)
+			return
+		}
+		// An earlier execution of this sweep (before a reset) left the
+		// trial running: it ends, and the trial starts again, once.
+		sel.AddFuture(endEarlierChild(ctx, t.WorkflowID), func(freed workflow.Future) {
+			if !idFreed(ctx, freed) || cctx.Err() != nil {
+				ended(f)
+				return
+			}
+			sel.AddFuture(workflow.ExecuteChildWorkflow(cctx, typ, input), ended)
+		})
 	})
 }
 

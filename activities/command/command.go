@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -45,6 +46,13 @@ func (a *Activities) RunCommand(ctx context.Context, in RunCommandInput) (RunCom
 	// Inputs mounted by a worker of this home that died, for steps that
 	// may never run here again: the first step clears them.
 	a.DetachDeadMounts()
+	// An abandoned attempt of the step on this worker (its execution
+	// reset, or timed out) stops before this one clears its folders.
+	unlock, err := a.LockStep(ctx, in.Step, instanceIndex(in), in.Instance != nil)
+	if err != nil {
+		return RunCommandResult{}, err
+	}
+	defer unlock()
 	// Fetching the code snapshot and downloading inputs on object storage
 	// can take long: heartbeat through them.
 	stopPrep := a.BeatWhile(ctx, func() any { return stepio.Beat{Phase: "preparing code and inputs"} })
@@ -59,6 +67,7 @@ func (a *Activities) RunCommand(ctx context.Context, in RunCommandInput) (RunCom
 		// of the outputs side by side, as before; a step on one worker
 		// stages them.
 		f.Attempt = strconv.Itoa(int(attempt))
+		f.Execution = path.Join(in.RunID, executionID(ctx))
 	}
 	b, err := a.Bind(ctx, in.Step, f)
 	stopPrep()
@@ -170,6 +179,17 @@ func stepAttempt(ctx context.Context, in RunCommandInput) int32 {
 		attempt = activity.GetInfo(ctx).Attempt
 	}
 	return attempt + in.PriorAttempts
+}
+
+// executionID is the step execution the activity runs for: its workflow's
+// run id ("local" outside Temporal).
+func executionID(ctx context.Context) string {
+	if activity.IsActivity(ctx) {
+		if id := activity.GetInfo(ctx).WorkflowExecution.RunID; id != "" {
+			return id
+		}
+	}
+	return "local"
 }
 
 // limitContext enforces the step's limits.timeout, when it has one.

@@ -96,6 +96,11 @@ func (a *Activities) DecideReuse(ctx context.Context, in DecideInput) (Decision,
 		}
 	}
 	a.Host.RefreshDatastores(ctx, uris...)
+	// Hashing a large input takes long: the heartbeats tell a worker that
+	// died mid-hash (the decision then runs again elsewhere) from one
+	// that is busy.
+	stop := a.Host.BeatWhile(ctx, func() any { return stepio.Beat{Phase: "deciding reuse: hashing the step's code and inputs"} })
+	defer stop()
 	if err := a.record(ctx, in.DefaultDatastore, in.Records); err != nil {
 		return Decision{}, err
 	}

@@ -109,8 +109,21 @@ func (a *Activities) HoldInstance(ctx context.Context, in HoldInstanceInput) err
 		activity.RecordHeartbeat(ctx, stepio.Beat{Phase: "holding an instance", Node: ready.Node})
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
+			return released(ctx, in.Slot, wf.ID)
 		case <-tick.C:
 		}
 	}
+}
+
+// released ends a hold whose context ended. The step cancelling it (its
+// mini-batches are done) is the normal end of every hold: it is logged as
+// such and the hold completes, rather than failing with "context
+// canceled", which the SDK logs as an error. Any other end (the worker
+// stopping, the step gone) stays an error.
+func released(ctx context.Context, slot int, step string) error {
+	if !temporal.IsCanceledError(context.Cause(ctx)) {
+		return ctx.Err()
+	}
+	activity.GetLogger(ctx).Info(fmt.Sprintf("porch: instance %d of parallel step %q released", slot, step))
+	return nil
 }

@@ -102,7 +102,7 @@ func (h *Host) Bind(ctx context.Context, in Step, f Folders) (b Bindings, err er
 		case up != nil:
 			b.Uploads = append(b.Uploads, *up)
 		case f.Attempt != "":
-			st, err := stage(out.Name, loc.Path, f.Attempt, out.Type == "uri_file")
+			st, err := stage(out.Name, loc.Path, f.Execution, f.Attempt, out.Type == "uri_file", ownLocation(in, out.Name, loc.URI))
 			if err != nil {
 				return b, FileError(fmt.Sprintf("step %q: output %q: prepare its staging folder beside %s", in.StepPath, out.Name, loc.Path), err)
 			}
@@ -216,7 +216,7 @@ func (h *Host) outputLocation(in Step, out plan.Output, f Folders) (OutputLocati
 		return OutputLocation{}, nil, Invalid("step %q: output %q: %v", in.StepPath, out.Name, err)
 	}
 	var up *Upload
-	p, err := h.LocalPath(uri)
+	p, err := h.WritablePath(uri)
 	if d, rest, ok := h.ObjectLocation(uri); ok {
 		staged := filepath.Join(f.staging(), out.Name)
 		if err := os.RemoveAll(staged); err != nil {
@@ -240,6 +240,14 @@ func (h *Host) outputLocation(in Step, out plan.Output, f Folders) (OutputLocati
 		return OutputLocation{}, nil, FileError(fmt.Sprintf("step %q: output %q: create the folder %s", in.StepPath, out.Name, dir), err)
 	}
 	return OutputLocation{Name: out.Name, URI: uri, Path: p}, up, nil
+}
+
+// ownLocation says whether uri is the step's own location for output
+// name (azureml/<run>/<step>/<output>/ in its default datastore), which no
+// other step or run writes.
+func ownLocation(in Step, name, uri string) bool {
+	own := plan.DefaultOutputURI(DatastoreOf(in), in.RunID, in.StepPath, name)
+	return strings.TrimSuffix(uri, "/") == strings.TrimSuffix(own, "/")
 }
 
 // outputInDatastore refuses an output URI that is not a path inside a

@@ -37,7 +37,7 @@ func (h *Host) CopyData(ctx context.Context, from, to string) (bool, error) {
 		}
 		return true, nil
 	}
-	dst, err := h.LocalPath(to)
+	dst, err := h.WritablePath(to)
 	if err != nil {
 		return false, Invalid("%v", err)
 	}

@@ -96,7 +96,7 @@ func (h *Host) ArtifactsPath(uri string) (string, error) {
 	if _, _, ok := h.ObjectLocation(uri); ok {
 		return LocalPath(h.Home, uri)
 	}
-	return h.LocalPath(uri)
+	return h.WritablePath(uri)
 }
 
 // MapPath maps a data URI to a local path: on a registered local datastore

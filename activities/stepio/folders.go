@@ -28,6 +28,11 @@ type Folders struct {
 	// local datastores are written in staging and published when it
 	// succeeds; "" writes them in place.
 	Attempt string
+	// Execution is the step execution the attempt belongs to, as a
+	// relative path: "<run id>/<workflow run id>". Each execution of each
+	// run stages apart, so two runs writing one path:, or a step's new
+	// execution after a reset, never touch each other's staging.
+	Execution string
 }
 
 // UserLogs is the folder of the step's std_log.txt.

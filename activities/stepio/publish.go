@@ -14,17 +14,27 @@ import (
 // only when the attempt succeeds: an attempt that fails, or that a dead
 // worker abandoned, never shows in an output.
 //
-//	<output's folder>/.porch-staging/<output's name>/<attempt>/   what the attempt writes
+//	<output's folder>/.porch-staging/<output's name>/<run>/<step execution>/<attempt>/
+//
+// The run and the step execution (its workflow run id) keep apart two runs
+// writing one fixed path:, and a step's executions before and after a
+// reset: an attempt clears only its own execution's earlier attempts.
 const stagingDir = ".porch-staging"
 
 // staged is one output an attempt writes in staging.
 type staged struct {
 	name string
-	// root is the output's staging root (all attempts); dir the attempt's.
-	root, dir string
+	// top is the output's staging root (every run's); root the step
+	// execution's (its attempts'); dir the attempt's.
+	top, root, dir string
 	// final is the output's path; file says it is a uri_file.
 	final string
 	file  bool
+	// own says final is the step's own location (the output has no
+	// path:), which only this step of this run writes: what is there
+	// came from an earlier execution (a reset run), and the attempt's
+	// folder replaces it whole rather than merging into it.
+	own bool
 }
 
 // path is where the attempt writes the output: the staging folder, or the
@@ -36,11 +46,17 @@ func (s staged) path() string {
 	return s.dir
 }
 
-// stage prepares the staging folder of attempt for the output at final,
-// removing what earlier attempts left there.
-func stage(name, final, attempt string, file bool) (staged, error) {
-	root := filepath.Join(filepath.Dir(final), stagingDir, filepath.Base(final))
-	s := staged{name: name, root: root, dir: filepath.Join(root, attempt), final: final, file: file}
+// stage prepares the staging folder of attempt, of the step execution
+// execution ("<run>/<workflow run id>"), for the output at final, removing
+// what the execution's earlier attempts left there. own says final is the
+// step's own location (see staged.own).
+func stage(name, final, execution, attempt string, file, own bool) (staged, error) {
+	if execution == "" {
+		execution = "local"
+	}
+	top := filepath.Join(filepath.Dir(final), stagingDir, filepath.Base(final))
+	root := filepath.Join(top, filepath.FromSlash(execution))
+	s := staged{name: name, top: top, root: root, dir: filepath.Join(root, attempt), final: final, file: file, own: own}
 	entries, err := os.ReadDir(root)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return s, err
@@ -88,9 +104,16 @@ func (s staged) publish() error {
 		return err
 	}
 	// An empty folder (bound by an older porch, or left by a failed
-	// publish) is replaced whole; anything else is merged into.
+	// publish) is replaced whole, and so is the step's own folder that
+	// an earlier execution wrote; anything else is merged into.
+	replaced := ""
 	if fi, err := os.Lstat(s.final); err == nil && fi.IsDir() {
-		_ = os.Remove(s.final)
+		if os.Remove(s.final) != nil && s.own {
+			replaced = s.dir + ".replaced"
+			if err := os.Rename(s.final, replaced); err != nil {
+				return err
+			}
+		}
 	}
 	err := os.Rename(s.dir, s.final)
 	if err != nil {
@@ -98,15 +121,24 @@ func (s staged) publish() error {
 			return err
 		}
 	}
+	if replaced != "" {
+		if err := os.RemoveAll(replaced); err != nil {
+			return err
+		}
+	}
 	return s.discard()
 }
 
-// discard removes the attempt's staging folder, and the output's staging
-// root and .porch-staging when nothing else is in them.
+// discard removes the attempt's staging folder, and the folders above it
+// up to .porch-staging as they empty: another run's or execution's
+// staging keeps its own.
 func (s staged) discard() error {
 	err := os.RemoveAll(s.dir)
-	_ = os.Remove(s.root)
-	_ = os.Remove(filepath.Dir(s.root))
+	for d := filepath.Dir(s.dir); d != filepath.Dir(filepath.Dir(s.top)); d = filepath.Dir(d) {
+		if os.Remove(d) != nil {
+			break // not empty
+		}
+	}
 	return err
 }
 

@@ -24,7 +24,7 @@ func read(t *testing.T, path string) string {
 
 func TestAStagedFolderLandsWholeAndLeavesNoStaging(t *testing.T) {
 	final := filepath.Join(t.TempDir(), "run", "step", "model")
-	s, err := stage("model", final, "1", false)
+	s, err := stage("model", final, "r1/e1", "1", false, false)
 	require.NoError(t, err)
 	assert.NoDirExists(t, final, "nothing shows before the attempt succeeds")
 	write(t, filepath.Join(s.path(), "w.bin"), "weights")
@@ -35,11 +35,11 @@ func TestAStagedFolderLandsWholeAndLeavesNoStaging(t *testing.T) {
 
 func TestALaterAttemptClearsWhatAnAbandonedOneStaged(t *testing.T) {
 	final := filepath.Join(t.TempDir(), "out")
-	first, err := stage("out", final, "1", false)
+	first, err := stage("out", final, "r1/e1", "1", false, false)
 	require.NoError(t, err)
 	write(t, filepath.Join(first.path(), "rows.txt"), "attempt 1, half done\n")
 	// The first attempt's worker died: it never publishes nor discards.
-	second, err := stage("out", final, "2", false)
+	second, err := stage("out", final, "r1/e1", "2", false, false)
 	require.NoError(t, err)
 	assert.NoDirExists(t, first.dir, "an earlier attempt's staging is removed")
 	write(t, filepath.Join(second.path(), "rows.txt"), "attempt 2\n")
@@ -52,7 +52,7 @@ func TestAStagedFolderMergesIntoAFolderThatHoldsData(t *testing.T) {
 	write(t, filepath.Join(final, "other-run.txt"), "keep")
 	write(t, filepath.Join(final, "sub", "old.txt"), "keep too")
 	write(t, filepath.Join(final, "same.txt"), "old")
-	s, err := stage("shared", final, "1", false)
+	s, err := stage("shared", final, "r1/e1", "1", false, false)
 	require.NoError(t, err)
 	write(t, filepath.Join(s.path(), "same.txt"), "new")
 	write(t, filepath.Join(s.path(), "sub", "new.txt"), "new")
@@ -66,7 +66,7 @@ func TestAStagedFolderMergesIntoAFolderThatHoldsData(t *testing.T) {
 func TestAStagedFileReplacesTheOutputFile(t *testing.T) {
 	final := filepath.Join(t.TempDir(), "metrics", "m.txt")
 	write(t, final, "old")
-	s, err := stage("m", final, "2", true)
+	s, err := stage("m", final, "r1/e1", "2", true, false)
 	require.NoError(t, err)
 	write(t, s.path(), "new")
 	require.NoError(t, s.publish())
@@ -77,7 +77,7 @@ func TestAStagedFileReplacesTheOutputFile(t *testing.T) {
 func TestADiscardedAttemptLeavesTheOutputUntouched(t *testing.T) {
 	final := filepath.Join(t.TempDir(), "out")
 	write(t, filepath.Join(final, "good.txt"), "from an attempt that succeeded")
-	s, err := stage("out", final, "4", false)
+	s, err := stage("out", final, "r1/e1", "4", false, false)
 	require.NoError(t, err)
 	write(t, filepath.Join(s.path(), "good.txt"), "partial")
 	require.NoError(t, s.discard())
@@ -88,9 +88,59 @@ func TestADiscardedAttemptLeavesTheOutputUntouched(t *testing.T) {
 func TestAFolderOutputNeverDeletesAFileAtItsPath(t *testing.T) {
 	final := filepath.Join(t.TempDir(), "out")
 	write(t, final, "a user's file")
-	s, err := stage("out", final, "1", false)
+	s, err := stage("out", final, "r1/e1", "1", false, false)
 	require.NoError(t, err)
 	write(t, filepath.Join(s.path(), "model.bin"), "weights")
 	assert.Error(t, s.publish(), "a folder cannot land where a file is")
 	assert.Equal(t, "a user's file", read(t, final))
+}
+
+// TestAnAttemptTouchesOnlyItsOwnExecutionsStaging: two runs write one
+// fixed path, and a step's execution is replaced (a reset) while its
+// first attempt still runs: a later attempt clears only its own
+// execution's earlier attempts, a discard only its own folder, and each
+// publishes exactly what it wrote.
+func TestAnAttemptTouchesOnlyItsOwnExecutionsStaging(t *testing.T) {
+	final := filepath.Join(t.TempDir(), "shared")
+	a1, err := stage("shared", final, "run-a/exec-1", "1", false, false)
+	require.NoError(t, err)
+	write(t, filepath.Join(a1.path(), "a.txt"), "run a")
+	// Another run's second attempt, and a new execution of run a's step.
+	b2, err := stage("shared", final, "run-b/exec-2", "2", false, false)
+	require.NoError(t, err)
+	write(t, filepath.Join(b2.path(), "b.txt"), "run b")
+	reset, err := stage("shared", final, "run-a/exec-3", "1", false, false)
+	require.NoError(t, err)
+	write(t, filepath.Join(reset.path(), "a.txt"), "run a, reset")
+	assert.Equal(t, "run a", read(t, filepath.Join(a1.path(), "a.txt")), "no other attempt clears run a's")
+
+	// The abandoned attempt is discarded: the others keep their staging.
+	require.NoError(t, a1.discard())
+	assert.Equal(t, "run a, reset", read(t, filepath.Join(reset.path(), "a.txt")))
+	require.NoError(t, b2.publish())
+	require.NoError(t, reset.publish())
+	assert.Equal(t, "run b", read(t, filepath.Join(final, "b.txt")))
+	assert.Equal(t, "run a, reset", read(t, filepath.Join(final, "a.txt")))
+	entries, err := os.ReadDir(final)
+	require.NoError(t, err)
+	assert.Len(t, entries, 2, "each attempt publishes only what it wrote")
+	assert.NoDirExists(t, filepath.Join(filepath.Dir(final), stagingDir), "the staging goes once every attempt has ended")
+}
+
+// TestAStepsOwnFolderIsReplacedWhole: an output at the step's own
+// location (no path:) that an earlier execution of the step published (a
+// reset run) is replaced by the new attempt's folder, not merged into.
+func TestAStepsOwnFolderIsReplacedWhole(t *testing.T) {
+	final := filepath.Join(t.TempDir(), "run", "step", "out")
+	write(t, filepath.Join(final, "old.txt"), "an earlier execution's")
+	write(t, filepath.Join(final, "same.txt"), "old")
+	s, err := stage("out", final, "run/e2", "1", false, true)
+	require.NoError(t, err)
+	write(t, filepath.Join(s.path(), "same.txt"), "new")
+	require.NoError(t, s.publish())
+	entries, err := os.ReadDir(final)
+	require.NoError(t, err)
+	require.Len(t, entries, 1, "only the new attempt's files")
+	assert.Equal(t, "new", read(t, filepath.Join(final, "same.txt")))
+	assert.NoDirExists(t, filepath.Join(filepath.Dir(final), stagingDir))
 }

@@ -73,7 +73,7 @@ func runGraph(ctx context.Context, sess *session, runID string) (graph.Graph, ma
 	if err != nil {
 		return graph.Graph{}, nil, fmt.Errorf("read the steps of run %s: %v", runID, err)
 	}
-	steps = endedWithRun(steps, desc.GetWorkflowExecutionInfo().GetStatus())
+	steps = endedWithRun(steps, desc.GetWorkflowExecutionInfo())
 	out := make(map[string]graph.Status, len(steps))
 	for _, s := range steps {
 		out[s.Path] = graph.StatusOf(string(s.Status))

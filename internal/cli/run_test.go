@@ -16,6 +16,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	enums "go.temporal.io/api/enums/v1"
+	workflowpb "go.temporal.io/api/workflow/v1"
+	"google.golang.org/protobuf/types/known/timestamppb"
 )
 
 // syncBuffer is a bytes.Buffer safe to read while Run writes it.
@@ -138,16 +140,27 @@ func TestInterruptedBeforeStart(t *testing.T) {
 }
 
 func TestStepsOfATerminatedRunEndWithIt(t *testing.T) {
+	started := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
+	closed := started.Add(90 * time.Second)
 	steps := []workflows.StepState{
-		{Path: "a", Status: workflows.StatusSucceeded},
-		{Path: "b", Status: workflows.StatusRunning},
+		{Path: "a", Status: workflows.StatusSucceeded, Started: started, Ended: started.Add(time.Second)},
+		{Path: "b", Status: workflows.StatusRunning, Started: started, Detail: "312/400 mini-batches, 2 failed, 8 running"},
 		{Path: "c", Status: workflows.StatusWaiting},
+		{Path: "d", Status: workflows.StatusRunning, Started: started, Detail: "3/5 steps succeeded, 2 running"},
 	}
-	got := endedWithRun(slices.Clone(steps), enums.WORKFLOW_EXECUTION_STATUS_TERMINATED)
-	assert.Equal(t, workflows.StatusSucceeded, got[0].Status)
+	info := &workflowpb.WorkflowExecutionInfo{Status: enums.WORKFLOW_EXECUTION_STATUS_TERMINATED, CloseTime: timestamppb.New(closed)}
+	got := endedWithRun(slices.Clone(steps), info)
+	assert.Equal(t, steps[0], got[0])
 	for _, s := range got[1:] {
 		assert.Equal(t, workflows.StatusCanceled, s.Status, s.Path)
 		assert.Equal(t, "the run was terminated", s.Error, s.Path)
 	}
-	assert.Equal(t, steps, endedWithRun(slices.Clone(steps), enums.WORKFLOW_EXECUTION_STATUS_RUNNING), "a running run's steps are as it says")
+	took, ok := stepDuration(closed.Add(time.Hour), got[1])
+	assert.True(t, ok)
+	assert.Equal(t, 90*time.Second, took, "a step's duration stops when its run was terminated")
+	assert.True(t, got[2].Ended.IsZero(), "a step that never started has no end")
+	assert.Equal(t, "312/400 mini-batches, 2 failed", got[1].Detail, "nothing counts as running any more")
+	assert.Equal(t, "3/5 steps succeeded", got[3].Detail)
+	running := &workflowpb.WorkflowExecutionInfo{Status: enums.WORKFLOW_EXECUTION_STATUS_RUNNING}
+	assert.Equal(t, steps, endedWithRun(slices.Clone(steps), running), "a running run's steps are as it says")
 }

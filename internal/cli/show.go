@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"regexp"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -89,7 +91,7 @@ func (a *app) showRun(ctx context.Context, sess *session, runID string, info *wo
 		return fmt.Errorf("read the steps of run %s: %v: porch reads them from a worker running porch workflows "+
 			"(start one with: porch worker %s)", runID, err, sess.settings.connectFlags())
 	}
-	steps = endedWithRun(steps, info.GetStatus())
+	steps = endedWithRun(steps, info)
 	writeStepTable(a, steps)
 	writeWhyStepsRan(a.stdout, runID, steps)
 	printUsage(ctx, a.stdout, sess.client, steps)
@@ -111,22 +113,38 @@ func (a *app) showRun(ctx context.Context, sess *session, runID string, info *wo
 }
 
 // endedWithRun marks the steps a closed run left running or waiting as
-// ended with it: a run terminated (or timed out) from Temporal answers
-// its steps query as it was at that moment, with steps still running.
-func endedWithRun(steps []workflows.StepState, status enums.WorkflowExecutionStatus) []workflows.StepState {
+// ended with it, when it closed: a run terminated (or timed out) from
+// Temporal answers its steps query as it was at that moment, with steps
+// still running, whose durations would go on counting and whose progress
+// would still count running work.
+func endedWithRun(steps []workflows.StepState, info *workflowpb.WorkflowExecutionInfo) []workflows.StepState {
+	status := info.GetStatus()
 	switch status {
 	case enums.WORKFLOW_EXECUTION_STATUS_RUNNING, enums.WORKFLOW_EXECUTION_STATUS_COMPLETED,
 		enums.WORKFLOW_EXECUTION_STATUS_FAILED, enums.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW:
 		return steps
 	}
+	var closed time.Time
+	if info.GetCloseTime() != nil {
+		closed = info.GetCloseTime().AsTime()
+	}
 	for i, s := range steps {
-		if !finished(s.Status) {
-			steps[i].Status = workflows.StatusCanceled
-			steps[i].Error = "the run was " + statusName(status)
+		if finished(s.Status) {
+			continue
 		}
+		steps[i].Status = workflows.StatusCanceled
+		steps[i].Error = "the run was " + statusName(status)
+		if s.Ended.IsZero() && !s.Started.IsZero() && !closed.IsZero() {
+			steps[i].Ended = closed
+		}
+		steps[i].Detail = strings.Trim(runningWork.ReplaceAllString(s.Detail, ""), ",; ")
 	}
 	return steps
 }
+
+// runningWork is the part of a step's progress that counts work running
+// ("8 running" in "312/400 mini-batches, 2 failed, 8 running").
+var runningWork = regexp.MustCompile(`(^|[,;] *)\d+ running\b`)
 
 func tookWord(info *workflowpb.WorkflowExecutionInfo) string {
 	if info.GetStatus() == enums.WORKFLOW_EXECUTION_STATUS_RUNNING {

@@ -210,10 +210,15 @@ func (a *app) watch(ctx context.Context, sess *session, run client.WorkflowRun, 
 }
 
 // finalSteps re-reads the steps of a closed run, keeping the last snapshot
-// when the query cannot answer.
+// when the query cannot answer; those a terminated run left running end
+// with it.
 func (a *app) finalSteps(ctx context.Context, w *stepWatcher, id string, last []workflows.StepState) []workflows.StepState {
-	if steps, err := w.snapshot(ctx, id); err == nil {
-		return steps
+	steps, err := w.snapshot(ctx, id)
+	if err != nil {
+		steps = last
 	}
-	return last
+	if desc, err := w.c.DescribeWorkflowExecution(ctx, id, ""); err == nil {
+		steps = endedWithRun(steps, desc.GetWorkflowExecutionInfo())
+	}
+	return steps
 }
