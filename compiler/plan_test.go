@@ -141,7 +141,9 @@ func TestPlanNestedTwice(t *testing.T) {
 	check := step(t, first.Pipeline.Steps, "check")
 	assert.Equal(t, plan.Value{Kind: plan.ValueParentInput, Input: "data"}, input(t, check.Inputs, "d").Value,
 		"parent.jobs.train.inputs.data resolves to what train's data is bound to")
-	assert.Equal(t, "azureml:sklearn@latest", train.Command.Environment)
+	assert.Equal(t, "azureml:AzureML-sklearn-1.5@latest", train.Command.Environment)
+	assert.Equal(t, &plan.Environment{Image: "mcr.microsoft.com/azureml/curated/sklearn-1.5:latest", Ref: "azureml:AzureML-sklearn-1.5@latest"},
+		train.Command.Env, "a curated environment runs in its public image")
 	assert.Equal(t, abs(t, "components", "src"), train.Command.Code)
 
 	pick := step(t, root.Steps, "pick")
