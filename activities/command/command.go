@@ -6,9 +6,12 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
+	"github.com/porch-pipelines/porch/activities/launch"
 	"github.com/porch-pipelines/porch/activities/limits"
+	"github.com/porch-pipelines/porch/activities/metrics"
 	"github.com/porch-pipelines/porch/activities/stepio"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
@@ -78,13 +81,27 @@ func (a *Activities) RunCommand(ctx context.Context, in RunCommandInput) (RunCom
 	if err != nil {
 		return RunCommandResult{}, err
 	}
-	r := stepRun{in: in, folders: f, attempt: attempt, python: b.Python}
-	env, idNote := b.Env(in.Step)
+	r := stepRun{in: in, folders: f, attempt: attempt, python: b.Python, rt: a.Runtime}
+	if r.image, r.envNote, err = a.environment(ctx, r); err != nil {
+		a.UploadLogs(ctx, in.StepPath, f)
+		return RunCommandResult{}, err
+	}
+	var env []string
+	var idNote string
+	var mounts []launch.Mount
+	if r.image != nil {
+		env, idNote = b.ContainerEnv(in.Step)
+		env, notes = a.containerEnv(ctx, r, env, notes)
+		shim, _ := metrics.ShimDir("")
+		mounts = b.ContainerMounts(in.Step, f, shim)
+	} else {
+		env, idNote = b.Env(in.Step)
+	}
 	if idNote != "" {
 		notes = append(notes, idNote)
 	}
 	lim := a.limitStep(ctx, in, procs)
-	specs, err := r.specs(line, env, procs, slices.Concat(in.Notes, b.Notes(), notes, lim.Notes))
+	specs, err := r.specs(line, env, procs, slices.Concat(in.Notes, b.Notes(), notes, lim.Notes), mounts)
 	if err != nil {
 		lim.Release()
 		return RunCommandResult{}, err
@@ -110,7 +127,11 @@ func (a *Activities) RunCommand(ctx context.Context, in RunCommandInput) (RunCom
 	if err != nil {
 		return RunCommandResult{}, err
 	}
-	return RunCommandResult{WorkDir: f.Work, LogDir: f.Artifacts, Outputs: b.Outputs, Attempt: attempt}, nil
+	res := RunCommandResult{WorkDir: f.Work, LogDir: f.Artifacts, Outputs: b.Outputs, Attempt: attempt, EnvironmentNote: strings.TrimPrefix(r.envNote, "porch: ")}
+	if r.image != nil {
+		res.Image = r.image
+	}
+	return res, nil
 }
 
 // commitOutputs publishes the outputs of an attempt that succeeded (runErr

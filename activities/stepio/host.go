@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/porch-pipelines/porch/activities/codesnapshot"
+	"github.com/porch-pipelines/porch/activities/launch"
 	"github.com/porch-pipelines/porch/activities/objectstore/lazyfs"
 	"github.com/porch-pipelines/porch/compiler/plan"
 	"go.temporal.io/sdk/activity"
@@ -49,6 +50,9 @@ type Host struct {
 	// Transport carries this worker's requests to object stores; nil is
 	// the default. Tests count requests with it.
 	Transport http.RoundTripper
+	// Runtime is where steps with an environment run: the host (the
+	// zero Runtime), or containers through podman or docker.
+	Runtime launch.Runtime
 
 	deadMounts sync.Once
 	stores     datastores
@@ -58,6 +62,7 @@ type Host struct {
 	snapshots     codesnapshot.Cache
 	snapshotsOnce sync.Once
 	python        stepPython
+	rt            runtime
 }
 
 // DetachDeadMounts detaches, once per worker, the inputs a dead worker of

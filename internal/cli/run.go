@@ -28,12 +28,15 @@ type runFlags struct {
 	detach bool
 	// noReuse runs every step, as settings.force_rerun does.
 	noReuse bool
+	// runtime is --runtime, for an embedded run's worker.
+	runtime string
 }
 
 func (f *runFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringArrayVar(&f.set, "set", nil, setUsage)
 	cmd.Flags().BoolVar(&f.detach, "detach", false, "submit the run and exit without watching it (needs a server)")
 	cmd.Flags().BoolVar(&f.noReuse, "no-reuse", false, "run every step, reusing no earlier run's outputs (as settings.force_rerun: true)")
+	registerRuntime(cmd.Flags(), &f.runtime)
 	f.server.register(cmd)
 }
 
@@ -101,7 +104,7 @@ func (a *app) runPipeline(ctx context.Context, file string, f runFlags) error {
 		return usageError("--detach needs a server that outlives porch, and none is configured: the embedded " +
 			"server stops when porch exits. Start one with `porch dev`, then pass --address or set " + envAddress)
 	}
-	sess, err := a.openRunSession(ctx, s, p, f.server)
+	sess, err := a.openRunSession(ctx, s, p, f)
 	if err != nil {
 		return err
 	}
@@ -136,9 +139,14 @@ func (a *app) runPipeline(ctx context.Context, file string, f runFlags) error {
 
 // openRunSession connects to the configured server, or embeds one whose
 // worker uses the catalogue the run was compiled with (flags).
-func (a *app) openRunSession(ctx context.Context, s settings, p *plan.Plan, flags serverFlags) (*session, error) {
+func (a *app) openRunSession(ctx context.Context, s settings, p *plan.Plan, f runFlags) (*session, error) {
+	flags := f.server
 	if s.Address == "" {
-		return a.startEmbedded(ctx, s, planComputes(p), flags)
+		rt, err := a.resolveRuntime(f.runtime, s.Home)
+		if err != nil {
+			return nil, err
+		}
+		return a.startEmbedded(ctx, s, planComputes(p), flags, rt)
 	}
 	sess, err := a.dial(ctx, s)
 	if err != nil {

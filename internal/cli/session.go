@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"github.com/porch-pipelines/porch/activities/launch"
 	"io"
 	"log/slog"
 	"os"
@@ -177,7 +178,7 @@ func (a *app) dial(ctx context.Context, s settings) (*session, error) {
 // compiler would read a server's catalogue (a running porch dev, see
 // serverSettings), the worker reads that catalogue's datastores, so the
 // run's data lands where the server's datastores say.
-func (a *app) startEmbedded(ctx context.Context, s settings, computes []string, catalog serverFlags) (*session, error) {
+func (a *app) startEmbedded(ctx context.Context, s settings, computes []string, catalog serverFlags, rt launch.Runtime) (*session, error) {
 	serverLog, err := openLog(s.Home, "server.log")
 	if err != nil {
 		return nil, err
@@ -216,7 +217,7 @@ func (a *app) startEmbedded(ctx context.Context, s settings, computes []string, 
 	// nvidia-smi lists them.
 	sess.worker, err = worker.Start(sess.client, worker.Options{Home: s.Home, Computes: computes, Workflows: true,
 		Datastores: worker.CatalogDatastores(sess.catalogClient()),
-		Catalog:    a.compiledCatalog, AnyNode: true, Capacity: plan.ResourceList{GPU: -1}})
+		Catalog:    a.compiledCatalog, AnyNode: true, Capacity: plan.ResourceList{GPU: -1}, Runtime: rt})
 	if err != nil {
 		sess.Close()
 		return nil, fmt.Errorf("start the worker: %v", err)
