@@ -18,9 +18,9 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/porch-pipelines/porch/activities/launch"
+	"github.com/porch-pipelines/porch/activities/launch/imagetest"
 	"github.com/porch-pipelines/porch/activities/stepio"
 	"github.com/porch-pipelines/porch/compiler/plan"
-	"github.com/porch-pipelines/porch/activities/launch/imagetest"
 )
 
 // podmanEnv is newEnv with the worker's runtime podman; it skips without
