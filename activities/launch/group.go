@@ -3,7 +3,10 @@ package launch
 import (
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -120,4 +123,42 @@ func (g *Group) Release() error {
 		return nil
 	}
 	return g.line.Release()
+}
+
+// InitPID is the host's pid of container name's init.
+func (r Runtime) InitPID(ctx context.Context, name string) (int, error) {
+	out, err := exec.CommandContext(ctx, r.Bin, "inspect", "--format", "{{.State.Pid}}", name).Output()
+	if err != nil {
+		return 0, fmt.Errorf("%s inspect %s: %w", r.Kind, name, err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(out)))
+	if err != nil || pid <= 0 {
+		return 0, fmt.Errorf("%s inspect %s: no running process (%q)", r.Kind, name, strings.TrimSpace(string(out)))
+	}
+	return pid, nil
+}
+
+// NamespacePIDs are the processes, as the host numbers them, in the pid
+// namespace of process pid: a container's, whose processes the runtime's
+// exec starts outside its init's tree. None when it cannot be read.
+func NamespacePIDs(pid int) []int {
+	ns, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/ns/pid")
+	if err != nil {
+		return nil
+	}
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var pids []int
+	for _, e := range entries {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if l, err := os.Readlink("/proc/" + e.Name() + "/ns/pid"); err == nil && l == ns {
+			pids = append(pids, p)
+		}
+	}
+	return pids
 }
