@@ -82,7 +82,7 @@ func (a *Activities) RunCommand(ctx context.Context, in RunCommandInput) (RunCom
 		return RunCommandResult{}, err
 	}
 	r := stepRun{in: in, folders: f, attempt: attempt, python: b.Python, rt: a.Runtime}
-	if r.image, r.envNote, err = a.environment(ctx, r); err != nil {
+	if r.image, r.envNote, err = a.environment(ctx, &r); err != nil {
 		a.UploadLogs(ctx, in.StepPath, f)
 		return RunCommandResult{}, err
 	}
@@ -95,6 +95,7 @@ func (a *Activities) RunCommand(ctx context.Context, in RunCommandInput) (RunCom
 		shim, _ := metrics.ShimDir("")
 		mounts = b.ContainerMounts(in.Step, f, shim)
 	} else {
+		b.Python = r.python
 		env, idNote = b.Env(in.Step)
 	}
 	if idNote != "" {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -19,7 +20,7 @@ import (
 // step's log, job show and its summary when the step declares an
 // environment the worker does not apply. A pull that fails fails the step
 // for good, with the runtime's error in its log.
-func (a *Activities) environment(ctx context.Context, r stepRun) (*launch.Image, string, error) {
+func (a *Activities) environment(ctx context.Context, r *stepRun) (*launch.Image, string, error) {
 	env := r.in.Command.Env
 	if env == nil {
 		if d := r.in.Command.Environment; d != "" {
@@ -28,17 +29,27 @@ func (a *Activities) environment(ctx context.Context, r stepRun) (*launch.Image,
 		}
 		return nil, "", nil
 	}
-	if !a.Runtime.Containers() {
-		return nil, fmt.Sprintf("porch: this worker runs steps on its host (--runtime host): environment %s is not applied; the step runs with what is installed on this host", env.Describe()), nil
-	}
 	logf, err := os.OpenFile(r.mainLog(), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, "", fmt.Errorf("open step log: %w", err)
 	}
 	defer logf.Close()
 	stop := a.BeatWhile(ctx, func() any { return stepio.Beat{Phase: "preparing environment"} })
+	defer stop()
+	if !a.Runtime.Containers() {
+		note := fmt.Sprintf("porch: this worker runs steps on its host (--runtime host): environment %s is not applied; the step runs with what is installed on this host", env.Describe())
+		if env.Conda == "" {
+			return nil, note, nil
+		}
+		py, err := a.HostEnvironment(ctx, env, logf)
+		if err != nil {
+			fmt.Fprintf(logf, "porch: %v\n", err)
+			return nil, "", err
+		}
+		r.python = py
+		return nil, fmt.Sprintf("porch: this worker runs steps on its host (--runtime host): the image of environment %s is not applied; its conda file is, in %s", env.Describe(), filepath.Dir(py.Bin)), nil
+	}
 	img, err := a.PrepareEnvironment(ctx, env, logf)
-	stop()
 	if errors.Is(err, stepio.ErrNoEnvironment) {
 		return nil, "", nil
 	}

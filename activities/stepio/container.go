@@ -107,12 +107,19 @@ func (h *Host) PrepareEnvironment(ctx context.Context, env *plan.Environment, lo
 	if env == nil || !h.Runtime.Containers() {
 		return launch.Image{}, ErrNoEnvironment
 	}
-	if env.Image == "" {
-		return launch.Image{}, Invalid("environment %s: porch cannot build it yet: give the environment an image:", env.Describe())
+	var img launch.Image
+	var err error
+	if env.Build != nil {
+		img, err = h.Images().Build(ctx, env.Build.Context, env.Build.Dockerfile, log)
+	} else {
+		img, err = h.Images().Ensure(ctx, env.Image, log)
 	}
-	img, err := h.Images().Ensure(ctx, env.Image, log)
+	if err == nil && env.Conda != "" {
+		img, err = h.condaImage(ctx, img, env, log)
+	}
 	var pull *launch.PullError
-	if errors.As(err, &pull) {
+	var build *launch.BuildError
+	if errors.As(err, &pull) || errors.As(err, &build) {
 		return img, Invalid("%v", err)
 	}
 	return img, err

@@ -18,11 +18,14 @@
 package imagetest
 
 import (
+	"archive/zip"
 	"bytes"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -285,4 +288,86 @@ func withLock(t testing.TB, name string, f func()) {
 	}
 	defer func() { _ = syscall.Flock(int(lf.Fd()), syscall.LOCK_UN) }()
 	f()
+}
+
+// Wheel is a pure-Python wheel of package name, version, holding module
+// name/__init__.py with source, built here (no download): for a package
+// index on loopback.
+func Wheel(t testing.TB, name, version, source string) (string, []byte) {
+	t.Helper()
+	dist := name + "-" + version + ".dist-info"
+	files := []struct{ path, body string }{
+		{name + "/__init__.py", source},
+		{dist + "/METADATA", "Metadata-Version: 2.1\nName: " + name + "\nVersion: " + version + "\n"},
+		{dist + "/WHEEL", "Wheel-Version: 1.0\nGenerator: porch-test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"},
+	}
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	var record strings.Builder
+	for _, f := range files {
+		w, err := zw.Create(f.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = w.Write([]byte(f.body))
+		sum := sha256.Sum256([]byte(f.body))
+		fmt.Fprintf(&record, "%s,sha256=%s,%d\n", f.path, base64.RawURLEncoding.EncodeToString(sum[:]), len(f.body))
+	}
+	record.WriteString(dist + "/RECORD,,\n")
+	w, err := zw.Create(dist + "/RECORD")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = w.Write([]byte(record.String()))
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return name + "-" + version + "-py3-none-any.whl", buf.Bytes()
+}
+
+// Index serves wheels as a PEP 503 package index on loopback for the
+// test and sets PIP_INDEX_URL and PIP_TRUSTED_HOST to it (the worker's pip
+// settings, which porch passes to image builds). It returns how many
+// times each wheel was downloaded.
+func Index(t *testing.T, wheels map[string][]byte) func(file string) int {
+	t.Helper()
+	var mu sync.Mutex
+	downloads := map[string]int{}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/simple/{project}/", func(w http.ResponseWriter, r *http.Request) {
+		project := r.PathValue("project")
+		fmt.Fprint(w, "<html><body>\n")
+		for file := range wheels {
+			if strings.EqualFold(strings.SplitN(file, "-", 2)[0], strings.ReplaceAll(project, "-", "_")) {
+				fmt.Fprintf(w, "<a href=\"/files/%s\">%s</a>\n", file, file)
+			}
+		}
+		fmt.Fprint(w, "</body></html>\n")
+	})
+	mux.HandleFunc("/files/{file}", func(w http.ResponseWriter, r *http.Request) {
+		file := r.PathValue("file")
+		data, ok := wheels[file]
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		mu.Lock()
+		downloads[file]++
+		mu.Unlock()
+		_, _ = w.Write(data)
+	})
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: mux}
+	go func() { _ = srv.Serve(l) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	t.Setenv("PIP_INDEX_URL", "http://"+l.Addr().String()+"/simple/")
+	t.Setenv("PIP_TRUSTED_HOST", "127.0.0.1")
+	return func(file string) int {
+		mu.Lock()
+		defer mu.Unlock()
+		return downloads[file]
+	}
 }
