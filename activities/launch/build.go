@@ -124,6 +124,10 @@ func (im *Images) buildOnce(ctx context.Context, tag, what, dir, file string, ex
 	return Image{Ref: tag, ID: id}, nil
 }
 
+// ContextHash is the hash of a build context's files, which names the
+// image built from it.
+func ContextHash(dir string) (string, error) { return treeHash(dir) }
+
 // treeHash hashes a folder's files: their paths, modes and contents, and
 // links' targets.
 func treeHash(dir string) (string, error) {

@@ -51,6 +51,7 @@ func (im *Images) Ensure(ctx context.Context, ref string, log io.Writer) (Image,
 	lock.Lock()
 	defer lock.Unlock()
 	if id, err := im.Inspect(ctx, ref); err == nil {
+		fmt.Fprintf(log, "porch: image %s is on this worker (id %.12s)\n", ref, id)
 		return Image{Ref: ref, ID: id}, nil
 	}
 	fmt.Fprintf(log, "porch: pulling image %s with %s\n", ref, im.Runtime.Kind)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/porch-pipelines/porch/activities/condafile"
 	"github.com/porch-pipelines/porch/activities/launch"
 	"github.com/porch-pipelines/porch/compiler/plan"
 )
@@ -92,6 +93,36 @@ type runtime struct {
 func (h *Host) Images() *launch.Images {
 	h.rt.once.Do(func() { h.rt.images = &launch.Images{Runtime: h.Runtime} })
 	return h.rt.images
+}
+
+// EnvironmentKey says what a step's environment runs as on this worker,
+// for its reuse key: "image <id>" for an image (pulled now when the
+// worker does not have it: the tag is resolved to what the step will
+// run), "build <hash of the context>" for a build context, with " conda
+// <hash>" for a conda file; "host" on the host runtime. Builds are left to
+// the step, whose log shows them: an image built from the same context
+// and conda file is the same.
+func (h *Host) EnvironmentKey(ctx context.Context, env *plan.Environment) (string, error) {
+	key := "host"
+	switch {
+	case !h.Runtime.Containers():
+	case env.Build != nil:
+		sum, err := launch.ContextHash(env.Build.Context)
+		if err != nil {
+			return "", err
+		}
+		key = "build " + sum + " " + env.Build.Dockerfile
+	default:
+		img, err := h.Images().Ensure(ctx, env.Image, io.Discard)
+		if err != nil {
+			return "", err
+		}
+		key = "image " + img.ID
+	}
+	if env.Conda != "" {
+		key += " conda " + condafile.Hash(env.Conda)
+	}
+	return key, nil
 }
 
 // ErrNoEnvironment is returned by PrepareEnvironment for a step that runs
