@@ -88,3 +88,36 @@ func TestEntryScriptsRunInOneContainer(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 1, strings.Count(string(log), "runs the entry scripts in image "+img), string(log))
 }
+
+// BenchmarkMiniBatchesInContainer runs the mini-batches of one step with
+// its entry scripts on the host and in a container, in one run, after
+// each has started its processes: the container's cost per mini-batch,
+// which should be none once it runs.
+func BenchmarkMiniBatchesInContainer(b *testing.B) {
+	imagetest.RequirePodman(b)
+	rt, err := launch.Resolve(launch.Podman, launch.LookPath)
+	require.NoError(b, err)
+	img := imagetest.Python(b, imagetest.PythonPackages...)
+	measure := func(host *stepio.Host, env *plan.Environment) time.Duration {
+		a, p, _ := plannedStepFor(b, host, env, echoScript)
+		defer a.Close(context.Background())
+		// The first mini-batch starts the processes (and the container).
+		_, err := a.RunMiniBatch(context.Background(), MiniBatchInput{Ref: p.Ref, Index: 0})
+		require.NoError(b, err)
+		start := time.Now()
+		for i := 1; i < p.Batches; i++ {
+			_, err := a.RunMiniBatch(context.Background(), MiniBatchInput{Ref: p.Ref, Index: i})
+			require.NoError(b, err)
+		}
+		return time.Since(start) / time.Duration(p.Batches-1)
+	}
+	var onHost, inContainer time.Duration
+	for range b.N {
+		node := fmt.Sprintf("h26-b%d", time.Now().UnixNano()%1e6)
+		inContainer += measure(&stepio.Host{Home: b.TempDir(), Node: node, Runtime: rt}, &plan.Environment{Image: img})
+		onHost += measure(&stepio.Host{Home: b.TempDir(), Node: node}, nil)
+	}
+	b.ReportMetric(onHost.Seconds()/float64(b.N)*1000, "ms/batch-host")
+	b.ReportMetric(inContainer.Seconds()/float64(b.N)*1000, "ms/batch-container")
+	b.ReportMetric(float64(inContainer)/float64(onHost), "container/host")
+}

@@ -54,6 +54,15 @@ func plannedStep(t *testing.T, home, script string) (*Activities, ParallelPlan, 
 // the environment env.
 func plannedStepIn(t *testing.T, host *stepio.Host, env *plan.Environment, script string) (*Activities, ParallelPlan, string) {
 	t.Helper()
+	a, p, log := plannedStepFor(t, host, env, script)
+	t.Cleanup(func() { a.Close(context.Background()) })
+	return a, p, log
+}
+
+// plannedStepFor is plannedStepIn for tests and benchmarks alike; the
+// caller closes the activities.
+func plannedStepFor(t testing.TB, host *stepio.Host, env *plan.Environment, script string) (*Activities, ParallelPlan, string) {
+	t.Helper()
 	dir := t.TempDir()
 	data := filepath.Join(dir, "data")
 	require.NoError(t, os.MkdirAll(data, 0o755))
@@ -66,7 +75,6 @@ func plannedStepIn(t *testing.T, host *stepio.Host, env *plan.Environment, scrip
 	shutdownLog := filepath.Join(dir, "shutdown.log")
 
 	a := &Activities{Host: host, Python: testpython.Interpreter(t), IdleShutdown: 200 * time.Millisecond}
-	t.Cleanup(func() { a.Close(context.Background()) })
 	in := PlanMiniBatchesInput{
 		RunID: "run1", StepPath: "echo", DefaultDatastore: "ws",
 		Parallel: plan.Parallel{
