@@ -1,10 +1,12 @@
 package worker_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -103,4 +105,72 @@ func userLogs(t *testing.T, h *harness, runID string) string {
 		b.WriteString("== " + f + "\n" + string(data))
 	}
 	return b.String()
+}
+
+// TestSweepTrialsRunInContainers: each trial of a sweep runs in its
+// environment's image, and its metrics reach the sweep.
+func TestSweepTrialsRunInContainers(t *testing.T) {
+	h := podmanHarness(t)
+	img := imagetest.Derive(t, imagetest.Python(t, imagetest.PythonPackages...), []string{"RUN echo trial-image > /marker"}, nil)
+	dir := t.TempDir()
+	file := filepath.Join(dir, "sweep.yml")
+	src := `type: sweep
+name: sweep_env
+outputs:
+  o:
+    type: uri_folder
+trial:
+  command: >-
+    python3 -c "import mlflow; print(open('/marker').read().strip()); mlflow.log_metric('acc', ${{search_space.lr}})"
+    && cp /marker ${{outputs.o}}/marker
+  environment:
+    image: ` + img + `
+sampling_algorithm: grid
+search_space:
+  lr:
+    type: choice
+    values: [0.1, 0.2]
+objective:
+  primary_metric: acc
+  goal: maximize
+limits:
+  max_total_trials: 2
+`
+	require.NoError(t, os.WriteFile(file, []byte(src), 0o644))
+	id, err := h.run(compile(t, file, nil))
+	require.NoError(t, err)
+	st := steps(t, id)
+	require.Equal(t, workflows.StatusSucceeded, st["sweep_env"].Status)
+	assert.Equal(t, "best trial 1", st["sweep_env"].Detail, "the trial that logged 0.2 wins")
+	var logs []string
+	_ = filepath.Walk(filepath.Join(h.home, "datastores"), func(p string, info os.FileInfo, err error) error {
+		if err == nil && info.Name() == "std_log.txt" {
+			data, _ := os.ReadFile(p)
+			logs = append(logs, string(data))
+		}
+		return nil
+	})
+	ran := 0
+	for _, l := range logs {
+		if strings.Contains(l, "porch: the step runs in image "+img) && strings.Contains(l, "\ntrial-image\n") {
+			ran++
+		}
+	}
+	assert.Equal(t, 2, ran, "both trials ran in the image")
+}
+
+// TestCancelledRunLeavesNoContainer: cancelling a run stops its step's
+// container: none is left 5 s later.
+func TestCancelledRunLeavesNoContainer(t *testing.T) {
+	h := podmanHarness(t)
+	file := filepath.Join(t.TempDir(), "sleep.yml")
+	require.NoError(t, os.WriteFile(file, []byte("type: pipeline\nname: sleepy\njobs:\n  s:\n    command: sleep 300\n    environment:\n      image: "+imagetest.Busybox(t)+"\n"), 0o644))
+	run := h.start(compile(t, file, nil))
+	prefix := "porch-" + run.GetID() + "-s-"
+	// Waits for the step's container to run.
+	require.Eventually(t, func() bool { return len(imagetest.Running(t, prefix)) == 1 }, time.Minute, 100*time.Millisecond)
+	require.NoError(t, temporalClient.CancelWorkflow(context.Background(), run.GetID(), ""))
+	// Waits for the step to stop its container.
+	assert.Eventually(t, func() bool { return len(imagetest.Running(t, prefix)) == 0 }, 5*time.Second, 100*time.Millisecond,
+		"no container of the cancelled run 5 s later")
 }
