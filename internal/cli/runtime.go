@@ -33,3 +33,11 @@ func (a *app) resolveRuntime(flag, home string) (launch.Runtime, error) {
 	}
 	return launch.Resolve(want, launch.LookPath)
 }
+
+// runtimeWhere says where steps with an environment run on rt.
+func runtimeWhere(rt launch.Runtime) string {
+	if rt.Containers() {
+		return "in containers of their images"
+	}
+	return "on this host, their environments not applied"
+}

@@ -13,6 +13,7 @@ import (
 	"runtime/debug"
 	"strings"
 
+	"github.com/porch-pipelines/porch/activities/launch"
 	"github.com/porch-pipelines/porch/compiler/plan"
 	"github.com/porch-pipelines/porch/compute"
 	"github.com/porch-pipelines/porch/internal/devserver"
@@ -34,8 +35,10 @@ type devFlags struct {
 	// tlsCert, tlsKey and tlsCA are the frontend's TLS files: its
 	// certificate, its key, and the CA of client certificates.
 	tlsCert, tlsKey, tlsCA string
-	// runtime is --runtime, for porch dev's worker and its fleet's.
-	runtime string
+	// runtime is --runtime, for porch dev's worker and its fleet's;
+	// resolved is what it resolved to.
+	runtime  string
+	resolved launch.Runtime
 }
 
 func (a *app) devCommand() *cobra.Command {
@@ -93,6 +96,7 @@ func (a *app) runDev(ctx context.Context, f devFlags) error {
 	if err != nil {
 		return err
 	}
+	f.resolved = rt
 	if f.db == "" {
 		f.db = filepath.Join(home, "dev.db")
 	}
@@ -245,6 +249,7 @@ func (a *app) printDevBanner(sess *session, db string, f devFlags, nodes *fleet.
 	}
 	fmt.Fprintf(w, "  database: %s\n", db)
 	fmt.Fprintf(w, "  worker:   task queues %s\n", strings.Join(sess.worker.Queues(), ", "))
+	fmt.Fprintf(w, "  runtime:  %s (steps with an environment: run %s)\n", f.resolved, runtimeWhere(f.resolved))
 	if nodes != nil {
 		fmt.Fprintf(w, "  fleet:    on: workers for amlcompute computes, started on demand (logs: %s)\n", nodes.Dir())
 	}
