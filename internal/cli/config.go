@@ -127,7 +127,7 @@ func readConfig(path string) (fileConfig, error) {
 		return cfg, fmt.Errorf("read config: %v", err)
 	}
 	if err := yaml.Unmarshal(data, &cfg); err != nil {
-		return cfg, fmt.Errorf("%s: %v: expected keys address:, namespace: and runtime:", path, err)
+		return cfg, fmt.Errorf("%s: %v: expected the keys address, namespace and runtime", path, err)
 	}
 	return cfg, nil
 }
