@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/porch-pipelines/porch/activities/entryscript"
@@ -56,7 +57,7 @@ func (a *Activities) environment(ctx context.Context, rt *parallelRuntime) (*lau
 // working folder, artifacts and logs, its inputs and outputs, the driver
 // and porch's mlflow module, and holds its variables.
 func (a *Activities) startInstance(ctx context.Context, rt *parallelRuntime, img launch.Image, mounts []launch.Mount,
-	env []string, cpus []int) (*instance, error) {
+	env []string, cpus, gpus []int) (*instance, error) {
 	driver, err := entryscript.DriverPath("")
 	if err != nil {
 		return nil, err
@@ -76,7 +77,7 @@ func (a *Activities) startInstance(ctx context.Context, rt *parallelRuntime, img
 		return nil, err
 	}
 	c := launch.Container{Name: name, Image: img.ID, Mounts: dedupe(mounts), Env: env, Dir: rt.work, Keep: true,
-		CPUs: cpus, ShmSize: rt.spec.Input.Parallel.Resources.ShmSize}
+		CPUs: cpus, GPUs: gpus, ShmSize: rt.spec.Input.Parallel.Resources.ShmSize}
 	// The container's own process only keeps it running.
 	cmd := grp.Run(c, []string{"/bin/sh", "-c", "trap 'exit 0' TERM; while :; do sleep 3600 & wait $!; done"})
 	out, err := cmd.CombinedOutput()
@@ -109,6 +110,24 @@ func (in *instance) pids() []int {
 		return nil
 	}
 	return launch.NamespacePIDs(in.pid)
+}
+
+// visibleGPUs are the GPUs CUDA_VISIBLE_DEVICES names in env: the ones
+// the node's instance holds, which its container gets.
+func visibleGPUs(env []string) []int {
+	var ids []int
+	for _, kv := range env {
+		v, ok := strings.CutPrefix(kv, "CUDA_VISIBLE_DEVICES=")
+		if !ok {
+			continue
+		}
+		for _, f := range strings.Split(v, ",") {
+			if id, err := strconv.Atoi(strings.TrimSpace(f)); err == nil {
+				ids = append(ids, id)
+			}
+		}
+	}
+	return ids
 }
 
 func dedupe(mounts []launch.Mount) []launch.Mount {

@@ -121,3 +121,8 @@ func BenchmarkMiniBatchesInContainer(b *testing.B) {
 	b.ReportMetric(inContainer.Seconds()/float64(b.N)*1000, "ms/batch-container")
 	b.ReportMetric(float64(inContainer)/float64(onHost), "container/host")
 }
+
+func TestVisibleGPUs(t *testing.T) {
+	assert.Equal(t, []int{1, 3}, visibleGPUs([]string{"OMP_NUM_THREADS=2", "CUDA_VISIBLE_DEVICES=1,3"}))
+	assert.Nil(t, visibleGPUs([]string{"OMP_NUM_THREADS=2"}))
+}

@@ -157,7 +157,7 @@ func (a *Activities) entryScriptOptions(ctx context.Context, rt *parallelRuntime
 		opts.Env = append(env, slices.DeleteFunc(slices.Clone(limitEnv), func(kv string) bool {
 			return strings.HasPrefix(kv, "CUDA_VISIBLE_DEVICES=")
 		})...)
-		if rt.instance, err = a.startInstance(ctx, rt, *img, b.ContainerMounts(cmd, sf), opts.Env, cpus); err != nil {
+		if rt.instance, err = a.startInstance(ctx, rt, *img, b.ContainerMounts(cmd, sf), opts.Env, cpus, visibleGPUs(limitEnv)); err != nil {
 			return entryscript.Options{}, err
 		}
 		opts.Python, opts.CPUs = "python3", nil
