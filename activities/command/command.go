@@ -86,21 +86,7 @@ func (a *Activities) RunCommand(ctx context.Context, in RunCommandInput) (RunCom
 		a.UploadLogs(ctx, in.StepPath, f)
 		return RunCommandResult{}, err
 	}
-	var env []string
-	var idNote string
-	var mounts []launch.Mount
-	if r.image != nil {
-		env, idNote = b.ContainerEnv(in.Step)
-		env, notes = a.containerEnv(ctx, r, env, notes)
-		shim, _ := metrics.ShimDir("")
-		mounts = b.ContainerMounts(in.Step, f, shim)
-	} else {
-		b.Python = r.python
-		env, idNote = b.Env(in.Step)
-	}
-	if idNote != "" {
-		notes = append(notes, idNote)
-	}
+	env, mounts, notes := a.processEnv(ctx, r, &b, notes)
 	lim := a.limitStep(ctx, in, procs)
 	specs, err := r.specs(line, env, procs, slices.Concat(in.Notes, b.Notes(), notes, lim.Notes), mounts)
 	if err != nil {
@@ -133,6 +119,28 @@ func (a *Activities) RunCommand(ctx context.Context, in RunCommandInput) (RunCom
 		res.Image = r.image
 	}
 	return res, nil
+}
+
+// processEnv is what the step's processes see: their variables, the
+// host folders bound into their container (none on the host), and the
+// notes for the step's log with the one on its identity.
+func (a *Activities) processEnv(ctx context.Context, r stepRun, b *stepio.Bindings, notes []string) ([]string, []launch.Mount, []string) {
+	var env []string
+	var idNote string
+	var mounts []launch.Mount
+	if r.image != nil {
+		env, idNote = b.ContainerEnv(r.in.Step)
+		env, notes = a.containerEnv(ctx, r, env, notes)
+		shim, _ := metrics.ShimDir("")
+		mounts = b.ContainerMounts(r.in.Step, r.folders, shim)
+	} else {
+		b.Python = r.python
+		env, idNote = b.Env(r.in.Step)
+	}
+	if idNote != "" {
+		notes = append(notes, idNote)
+	}
+	return env, mounts, notes
 }
 
 // commitOutputs publishes the outputs of an attempt that succeeded (runErr
