@@ -54,6 +54,7 @@ func TestExampleCondaFileRunsUnmodified(t *testing.T) {
 		t.Skip("../shared/azureml-examples is absent")
 	}
 	h := podmanHarness(t, "cpu-cluster")
+	imagetest.RemoveNew(t, "localhost/porch-env")
 	mirror(t, imagetest.Python(t, imagetest.PythonPackages...), "mcr.microsoft.com/azureml/openmpi5.0-cuda12.4-ubuntu22.04:latest")
 	wheel, data := imagetest.Wheel(t, "pyjokes", "0.6.0", "def get_joke():\n    return 'a joke from the loopback index'\n")
 	imagetest.Index(t, map[string][]byte{wheel: data})

@@ -29,6 +29,7 @@ func jokesIndex(t *testing.T) (string, func(string) int) {
 // on an image is installed once, into a derived image both steps run in.
 func TestCondaFileInImageOnceForTwoSteps(t *testing.T) {
 	env, a := podmanEnv(t)
+	imagetest.RemoveNew(t, "localhost/porch-env")
 	wheel, downloads := jokesIndex(t)
 	// A conda file of its own, so that no earlier run's image is reused.
 	conda := jokesConda + "# " + uniqueRun(t) + "\n"
@@ -88,6 +89,7 @@ func TestCondaFileNeedingConda(t *testing.T) {
 // image from the context once; a second step reuses it.
 func TestBuildContext(t *testing.T) {
 	env, a := podmanEnv(t)
+	imagetest.RemoveNew(t, "localhost/porch-build")
 	ctx := t.TempDir()
 	require.NoError(t, os.MkdirAll(filepath.Join(ctx, "docker"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(ctx, "docker", "Dockerfile"),

@@ -371,3 +371,26 @@ func Index(t *testing.T, wheels map[string][]byte) func(file string) int {
 		return downloads[file]
 	}
 }
+
+// RemoveNew removes, when the test ends, the images named like reference
+// (localhost/porch-env) that were not there when it was called: the
+// images a test made porch build, which no later run reuses.
+func RemoveNew(t testing.TB, reference string) {
+	t.Helper()
+	list := func() map[string]bool {
+		out, _ := exec.Command("podman", "images", "--quiet", "--no-trunc", "--filter", "reference="+reference).Output()
+		ids := map[string]bool{}
+		for _, id := range strings.Fields(string(out)) {
+			ids[id] = true
+		}
+		return ids
+	}
+	before := list()
+	t.Cleanup(func() {
+		for id := range list() {
+			if !before[id] {
+				_ = exec.Command("podman", "rmi", "--force", id).Run()
+			}
+		}
+	})
+}
