@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"path"
-	"reflect"
 	"slices"
 	"strings"
 
@@ -286,14 +285,22 @@ func validateEnvironment(cat *plan.Catalog, e plan.EnvironmentAsset) error {
 		return fmt.Errorf("environment %q needs an image: or a build: (and not both)", e.Name)
 	}
 	if i := environmentIndex(cat, e.Name, e.Version); i >= 0 {
-		was := cat.Environments[i]
-		was.Archived = e.Archived
-		if !e.Archived || !reflect.DeepEqual(was, e) {
+		if !e.Archived || !sameEnvironment(cat.Environments[i], e) {
 			return fmt.Errorf("environment %q version %q is already registered and versions are immutable: "+
 				"give the new one another version (version: in its file, or --version)", e.Name, e.Version)
 		}
 	}
 	return nil
+}
+
+// sameEnvironment says whether two versions of an environment are the
+// same but for being archived.
+func sameEnvironment(a, b plan.EnvironmentAsset) bool {
+	ea, eb := a.Environment, b.Environment
+	sameBuild := ea.Build == nil && eb.Build == nil ||
+		ea.Build != nil && eb.Build != nil && *ea.Build == *eb.Build
+	return a.Name == b.Name && a.Version == b.Version && a.Description == b.Description && sameBuild &&
+		ea.Image == eb.Image && ea.Conda == eb.Conda && ea.CondaFile == eb.CondaFile && ea.Ref == eb.Ref
 }
 
 // environmentIndex is the index of an environment's version, -1 for none.
