@@ -22,6 +22,7 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/porch-pipelines/porch/activities/command"
+	"github.com/porch-pipelines/porch/activities/launch"
 	"github.com/porch-pipelines/porch/activities/limits"
 	"github.com/porch-pipelines/porch/activities/parallel"
 	"github.com/porch-pipelines/porch/activities/reuse"
@@ -78,6 +79,9 @@ type Activities struct {
 	// GPUs is how many GPUs the worker offers, numbered from 0 as
 	// CUDA_VISIBLE_DEVICES counts them.
 	GPUs int64
+	// Runtime is where steps with an environment run: the host (the
+	// zero Runtime) or containers through podman or docker.
+	Runtime launch.Runtime
 
 	once     sync.Once
 	command  *command.Activities
@@ -93,7 +97,7 @@ type Activities struct {
 func (a *Activities) init() {
 	a.once.Do(func() {
 		h := &stepio.Host{Home: a.Home, HeartbeatInterval: a.HeartbeatInterval, KillGrace: a.KillGrace, Node: a.Node,
-			DisableMounts: a.DisableMounts, Datastores: a.Datastores, Interpreter: a.Python}
+			DisableMounts: a.DisableMounts, Datastores: a.Datastores, Interpreter: a.Python, Runtime: a.Runtime}
 		d := limits.NewDevices(a.InstanceTypes, a.GPUs)
 		a.command = &command.Activities{Host: h, Devices: d}
 		a.parallel = &parallel.Activities{Host: h, Devices: d, Python: a.Python, IdleShutdown: a.IdleShutdown}

@@ -194,6 +194,7 @@ type commandAST struct {
 	RefPos      []plan.Pos
 	Code        string
 	Environment string
+	Env         *plan.Environment
 	EnvVars     map[string]string
 	Timeout     int
 	Resources   *plan.Resources

@@ -48,9 +48,9 @@ func TestAzureAccepts(t *testing.T) {
 	})
 	t.Run("distribution types in any case", func(t *testing.T) {
 		steps, _ := compiles(t, map[string]string{"p.yml": "type: pipeline\njobs:\n" +
-			"  a: {command: echo, environment: e, distribution: {type: Pytorch, process_count_per_instance: 2}}\n" +
-			"  b: {command: echo, environment: e, distribution: {type: TensorFlow, worker_count: 2}}\n" +
-			"  c: {command: echo, environment: e, distribution: {type: MPI}}\n"})
+			"  a: {command: echo, environment: {image: python}, distribution: {type: Pytorch, process_count_per_instance: 2}}\n" +
+			"  b: {command: echo, environment: {image: python}, distribution: {type: TensorFlow, worker_count: 2}}\n" +
+			"  c: {command: echo, environment: {image: python}, distribution: {type: MPI}}\n"})
 		assert.Equal(t, "pytorch", steps["a"].Command.Distribution.Type)
 		assert.Equal(t, "tensorflow", steps["b"].Command.Distribution.Type)
 		assert.Equal(t, "mpi", steps["c"].Command.Distribution.Type)
@@ -59,7 +59,7 @@ func TestAzureAccepts(t *testing.T) {
 		// tests/test_configs/components/input_types_component.yml
 		_, warnings := compiles(t, map[string]string{
 			"p.yml": "type: pipeline\njobs:\n  a:\n    component: ./c.yml\n    inputs: {s: hi}\n",
-			"c.yml": "type: command\nenvironment: e\ncommand: echo ${{inputs.s}} ${{inputs.n}}\ninputs:\n" +
+			"c.yml": "type: command\nenvironment: {image: python}\ncommand: echo ${{inputs.s}} ${{inputs.n}}\ninputs:\n" +
 				"  s: {type: string}\n  n:\n    type: number\n    min: 2\n    max: 8\n    default: 10\n",
 		})
 		assert.Contains(t, warnings, `c.yml:10:14: warning: component input "n": value "10" is above the maximum 8`)
@@ -84,13 +84,13 @@ jobs:
 		assert.NotNil(t, steps["inline"].Command)
 	})
 	t.Run("compute as an ARM id", func(t *testing.T) {
-		steps, _ := compiles(t, map[string]string{"p.yml": "type: pipeline\njobs:\n  a:\n    command: echo\n    environment: e\n" +
+		steps, _ := compiles(t, map[string]string{"p.yml": "type: pipeline\njobs:\n  a:\n    command: echo\n    environment: {image: python}\n" +
 			"    compute: azureml:/subscriptions/s/resourceGroups/r/providers/Microsoft.MachineLearningServices/workspaces/w/computes/gpu-cluster\n"})
 		assert.Equal(t, "gpu-cluster", steps["a"].Compute)
 	})
 	t.Run("parameter group members declared flat", func(t *testing.T) {
 		steps, _ := compiles(t, map[string]string{"p.yml": "type: pipeline\ninputs:\n  group.x: 3\njobs:\n  a:\n" +
-			"    command: echo ${{inputs.group.x}}\n    environment: e\n    inputs:\n      group.x: ${{parent.inputs.group.x}}\n"})
+			"    command: echo ${{inputs.group.x}}\n    environment: {image: python}\n    inputs:\n      group.x: ${{parent.inputs.group.x}}\n"})
 		assert.Equal(t, "group.x", steps["a"].Command.Template.Parts[1].Ref.Name)
 	})
 }
@@ -99,10 +99,10 @@ jobs:
 // job is expected says which it is and what to do.
 func TestNotPipelineRoot(t *testing.T) {
 	for src, want := range map[string]string{
-		"command: echo hi\nenvironment: e\n":                                                                       "p.yml:1:1: error: file is a command component, not a pipeline job",
-		"type: command\nname: c\ncommand: echo hi\nenvironment: e\n":                                               "p.yml:1:7: error: file is a command component, not a pipeline job",
+		"command: echo hi\nenvironment: {image: python}\n":                                                                       "p.yml:1:1: error: file is a command component, not a pipeline job",
+		"type: command\nname: c\ncommand: echo hi\nenvironment: {image: python}\n":                                               "p.yml:1:7: error: file is a command component, not a pipeline job",
 		"type: parallel\ntask: {type: run_function}\n":                                                             "p.yml:1:7: error: file is a parallel component, not a pipeline job",
-		"command: python train.py\nenvironment: e\ncompute: azureml:cpu\n":                                         "p.yml:1:1: error: file is a command job, not a pipeline job",
+		"command: python train.py\nenvironment: {image: python}\ncompute: azureml:cpu\n":                                         "p.yml:1:1: error: file is a command job, not a pipeline job",
 		"$schema: https://azuremlschemas.azureedge.net/latest/commandJob.schema.json\ntype: command\ncommand: x\n": "p.yml:2:7: error: file is a command job, not a pipeline job",
 	} {
 		_, diags := Compile("p.yml", Options{ReadFile: memFS(map[string][]byte{"p.yml": []byte(src)})})
@@ -120,15 +120,15 @@ func TestExplicitDefaultCompute(t *testing.T) {
 settings:
   default_compute: azureml:cpu-cluster
 jobs:
-  none: {command: echo, environment: e}
-  serverless: {command: echo, environment: e, compute: serverless}
-  azureml_serverless: {command: echo, environment: e, compute: azureml:serverless}
-  local: {command: echo, environment: e, compute: local}
-  named: {command: echo, environment: e, compute: azureml:gpu}
+  none: {command: echo, environment: {image: python}}
+  serverless: {command: echo, environment: {image: python}, compute: serverless}
+  azureml_serverless: {command: echo, environment: {image: python}, compute: azureml:serverless}
+  local: {command: echo, environment: {image: python}, compute: local}
+  named: {command: echo, environment: {image: python}, compute: azureml:gpu}
   nested: {type: pipeline, component: ./sub.yml, compute: serverless}
   nested_default: {type: pipeline, component: ./sub.yml}
 `),
-		"sub.yml": []byte("type: pipeline\njobs:\n  inner: {command: echo, environment: e}\n  own: {command: echo, environment: e, compute: azureml:gpu}\n"),
+		"sub.yml": []byte("type: pipeline\njobs:\n  inner: {command: echo, environment: {image: python}}\n  own: {command: echo, environment: {image: python}, compute: azureml:gpu}\n"),
 	}
 	p, diags := Compile("p.yml", Options{ReadFile: memFS(files)})
 	require.False(t, diags.HasErrors(), diags.Error())

@@ -44,6 +44,9 @@ func testCatalog(t *testing.T) *plan.Catalog {
 			component("prep_pipeline", "3", "prep_pipeline.yml"),
 			component("broken", "1", "broken_source.yml"),
 		},
+		Environments: []plan.EnvironmentAsset{
+			{Name: "my-env", Version: "3", Environment: plan.Environment{Image: "localhost/my-env:3"}},
+		},
 	}
 }
 

@@ -64,7 +64,9 @@ func mergeTask(comp, over *taskAST) *taskAST {
 	if over.Code != "" {
 		t.Code, t.CodeShown = over.Code, over.CodeShown
 	}
-	t.Environment = orDefault(over.Environment, t.Environment)
+	if over.Environment != "" {
+		t.Environment, t.Env = over.Environment, over.Env
+	}
 	if over.EntryScript != nil {
 		t.EntryScript = over.EntryScript
 	}

@@ -95,6 +95,7 @@ func compile(ctx context.Context, path string, opts Options) (*plan.Plan, Diagno
 		c.checkPipeline(pl)
 	}
 	c.checkInstanceTypes(p.instanceTypes)
+	c.list = append(c.list, p.unknownEnvs...)
 	if stop(&c.diags) {
 		return nil, all
 	}

@@ -27,6 +27,9 @@ func examplesCatalog(t *testing.T) *plan.Catalog {
 	}
 	e2e := "jobs/pipelines-with-components/basics/1b_e2e_registered_components/"
 	return &plan.Catalog{
+		Environments: []plan.EnvironmentAsset{
+			{Name: "xgboost-sklearn-py38", Version: "1", Environment: plan.Environment{Image: "mcr.microsoft.com/azureml/openmpi4.1.0-ubuntu20.04"}},
+		},
 		Components: []plan.ComponentAsset{
 			component("my_train", e2e+"train.yml"),
 			component("my_score", e2e+"score.yml"),
@@ -48,7 +51,6 @@ var catalogExamples = []string{
 	"cli/jobs/pipelines-with-components/basics/1b_e2e_registered_components/pipeline-serverless.yml",
 	"cli/jobs/pipelines-with-components/basics/1b_e2e_registered_components/pipeline.yml",
 	"cli/jobs/pipelines-with-components/basics/4d_data_input/pipeline.yml",
-	"cli/monitoring/azureml-e2e-model-monitoring/configurations/training_pipeline.yaml",
 }
 
 // TestConformanceCatalog compiles every example twice, without and with

@@ -53,7 +53,7 @@ func chainFiles(n, uses int) map[string][]byte {
 		}
 		files[fmt.Sprintf("c%d.yml", i)] = []byte(b.String())
 	}
-	files[fmt.Sprintf("c%d.yml", n-1)] = []byte("type: command\ncommand: echo hi\nenvironment: e\n")
+	files[fmt.Sprintf("c%d.yml", n-1)] = []byte("type: command\ncommand: echo hi\nenvironment: {image: python}\n")
 	return files
 }
 
@@ -116,7 +116,7 @@ func TestExpansionLimits(t *testing.T) {
 		read := memFS(map[string][]byte{
 			"p.yml": []byte("type: pipeline\njobs:\n  a: {component: c.yml}\n  b: {component: c.yml}\n" +
 				"  c: {component: c.yml}\n  d: {component: c.yml}\n"),
-			"c.yml": []byte("type: command\ncommand: echo ${{inputs.x}} ${{inputs.y}}\nenvironment: e\n" +
+			"c.yml": []byte("type: command\ncommand: echo ${{inputs.x}} ${{inputs.y}}\nenvironment: {image: python}\n" +
 				"inputs:\n  x: {type: string, default: x}\n  y: {type: string, default: y}\n"),
 		})
 		_, diags := Compile("p.yml", Options{ReadFile: read, Limits: Limits{MaxPlanInputs: 8}})
@@ -198,7 +198,7 @@ func TestReadsRegularFilesOnly(t *testing.T) {
 func TestFileSizeLimit(t *testing.T) {
 	comp := filepath.Join(t.TempDir(), "c.yml")
 	// Larger than the pipeline, which the limit must let through.
-	data := "type: command\ncommand: echo hi\nenvironment: e\ndescription: " + strings.Repeat("x", 200) + "\n"
+	data := "type: command\ncommand: echo hi\nenvironment: {image: python}\ndescription: " + strings.Repeat("x", 200) + "\n"
 	require.NoError(t, os.WriteFile(comp, []byte(data), 0o644))
 	p := pipelineUsing(t, comp)
 	_, diags := Compile(p, Options{Limits: Limits{MaxFileBytes: int64(len(data))}})
@@ -226,7 +226,7 @@ func TestTotalBytesLimit(t *testing.T) {
 
 // component300 is a command component of 300 bytes.
 func component300(name string) []byte {
-	head := "type: command\ncommand: echo " + name + "\nenvironment: e\ndescription: "
+	head := "type: command\ncommand: echo " + name + "\nenvironment: {image: python}\ndescription: "
 	return []byte(head + strings.Repeat("x", 300-len(head)-1) + "\n")
 }
 

@@ -220,7 +220,7 @@ func (l *lowerer) lowerStep(sc *scope, s *stepAST, path string) plan.Step {
 
 // mergeCommand applies a step's overrides to its component's command.
 func mergeCommand(c, over commandAST) *plan.Command {
-	pc := &plan.Command{Template: c.Template, Code: c.Code, Environment: c.Environment,
+	pc := &plan.Command{Template: c.Template, Code: c.Code, Environment: c.Environment, Env: c.Env,
 		TimeoutSeconds: c.Timeout, Distribution: c.Dist}
 	if c.Resources != nil {
 		pc.Resources = *c.Resources
@@ -229,7 +229,7 @@ func mergeCommand(c, over commandAST) *plan.Command {
 		pc.Code = over.Code
 	}
 	if over.Environment != "" {
-		pc.Environment = over.Environment
+		pc.Environment, pc.Env = over.Environment, over.Env
 	}
 	if over.Timeout != 0 {
 		pc.TimeoutSeconds = over.Timeout

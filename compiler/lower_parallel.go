@@ -37,6 +37,7 @@ func lowerParallel(s *stepAST) *plan.Parallel {
 			Code:             orDefault(t.Code, s.Component.Dir),
 			EntryScript:      t.EntryScript.Value,
 			Environment:      t.Environment,
+			Env:              t.Env,
 			ProgramArguments: t.Template,
 			AppendRowTo:      t.AppendName,
 		},

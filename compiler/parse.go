@@ -51,6 +51,9 @@ type parser struct {
 	// instanceTypes collects every resources.instance_type, which the
 	// checker looks up in the catalogue.
 	instanceTypes []*scalarAST
+	// unknownEnvs are environment references the catalogue cannot
+	// resolve, reported by the checker with the other references.
+	unknownEnvs Diagnostics
 }
 
 func newParser(ctx context.Context, readFile func(string) ([]byte, error), limits Limits) *parser {

@@ -39,14 +39,14 @@ func (p *parser) checkName(name string, f map[string]entry, what string) {
 }
 
 // checkEnvironment reports a command component without environment:,
-// which Azure ML requires (CommandComponentSchema) though porch runs the
-// command on the worker's host whatever it says.
+// which Azure ML requires (CommandComponentSchema): it is what the
+// component's command runs in.
 func (p *parser) checkEnvironment(c *componentAST, f map[string]entry) {
 	if e, ok := f["environment"]; ok && !isNull(e.val) {
 		return
 	}
-	p.errorf(c.Pos, "add environment:, such as environment: azureml:AzureML-sklearn-1.0-ubuntu20.04-py38-cpu:1 or an inline image: "+
-		"(porch runs the command on the worker's host either way)", "command component has no environment: Azure ML requires one")
+	p.errorf(c.Pos, "add environment:, such as environment: azureml:AzureML-sklearn-1.0-ubuntu20.04-py38-cpu@latest or an inline image: "+
+		"(a worker with --runtime host runs the command on its host, without the environment)", "command component has no environment: Azure ML requires one")
 }
 
 // checkOutputSettings checks an output's mode, asset name and

@@ -81,6 +81,7 @@ type taskAST struct {
 	CodeShown   string
 	EntryScript *scalarAST
 	Environment string
+	Env         *plan.Environment
 	// Args is program_arguments as written, nil when not given; Template
 	// is Args without the flags porch reads, which are in Flags.
 	Args     *scalarAST
@@ -157,6 +158,7 @@ func (p *parser) parseTask(name string, e entry) *taskAST {
 	t.EntryScript = p.scalar(name, f["entry_script"])
 	if x, ok := f["environment"]; ok {
 		t.Environment = describeEnvironment(x.val)
+		t.Env = p.parseEnvironment(name, x)
 	}
 	if s := p.scalar(name, f["program_arguments"]); s != nil {
 		t.Args = s

@@ -180,6 +180,7 @@ func (p *parser) parseCommand(name string, f map[string]entry, withCommand bool)
 	}
 	if e, ok := f["environment"]; ok {
 		c.Environment = describeEnvironment(e.val)
+		c.Env = p.parseEnvironment(name, e)
 	}
 	c.EnvVars = p.stringMap(name, f["environment_variables"], "environment_variables")
 	if e, ok := f["limits"]; ok && !isNull(e.val) {

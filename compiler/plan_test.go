@@ -142,7 +142,9 @@ func TestPlanNestedTwice(t *testing.T) {
 	check := step(t, first.Pipeline.Steps, "check")
 	assert.Equal(t, plan.Value{Kind: plan.ValueParentInput, Input: "data"}, input(t, check.Inputs, "d").Value,
 		"parent.jobs.train.inputs.data resolves to what train's data is bound to")
-	assert.Equal(t, "azureml:sklearn@latest", train.Command.Environment)
+	assert.Equal(t, "azureml:AzureML-sklearn-1.5@latest", train.Command.Environment)
+	assert.Equal(t, &plan.Environment{Image: "mcr.microsoft.com/azureml/curated/sklearn-1.5:latest", Ref: "azureml:AzureML-sklearn-1.5@latest"},
+		train.Command.Env, "a curated environment runs in its public image")
 	assert.Equal(t, abs(t, "components", "src"), train.Command.Code)
 
 	pick := step(t, root.Steps, "pick")
@@ -243,7 +245,7 @@ func TestPlanSetUntyped(t *testing.T) {
 func TestSetCheckedAgainstConsumers(t *testing.T) {
 	read := memFS(map[string][]byte{
 		"p.yml": []byte("type: pipeline\ninputs:\n  n: 3\njobs:\n  t:\n    component: ./c.yml\n    inputs:\n      count: ${{parent.inputs.n}}\n"),
-		"c.yml": []byte("type: command\ninputs:\n  count:\n    type: integer\ncommand: echo ${{inputs.count}}\nenvironment: e\n"),
+		"c.yml": []byte("type: command\ninputs:\n  count:\n    type: integer\ncommand: echo ${{inputs.count}}\nenvironment: {image: python}\n"),
 	})
 	_, diags := Compile("p.yml", Options{ReadFile: read, Set: map[string]string{"inputs.n": "abc"}})
 	require.Len(t, diags, 1, diags.Error())

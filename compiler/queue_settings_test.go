@@ -60,7 +60,7 @@ jobs:
     queue_settings: {job_tier: spot}
     trial:
       command: echo ${{inputs.lr}}
-      environment: e
+      environment: {image: python}
       inputs:
         lr: {type: number}
     search_space:

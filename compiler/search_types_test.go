@@ -29,7 +29,7 @@ var validParams = map[string][][2]string{
 func searchStep(kind string, fields [][2]string) string {
 	var b strings.Builder
 	b.WriteString("type: pipeline\njobs:\n  s:\n    type: sweep\n" +
-		"    trial: {command: \"echo ${{inputs.x}}\", environment: e, inputs: {x: {type: number}}}\n" +
+		"    trial: {command: \"echo ${{inputs.x}}\", environment: {image: python}, inputs: {x: {type: number}}}\n" +
 		"    objective: {primary_metric: m, goal: maximize}\n" +
 		"    search_space:\n      x:\n")
 	b.WriteString("        type: " + kind + "\n")

@@ -12,7 +12,7 @@ import (
 // TestSweepOddInput compiles malformed sweep steps and jobs: each must come
 // back as positioned errors, never a panic or a plan.
 func TestSweepOddInput(t *testing.T) {
-	step := "type: pipeline\njobs:\n  s:\n    type: sweep\n    trial: {command: echo ${{inputs.x}}, environment: e, inputs: {x: {type: string}}}\n" +
+	step := "type: pipeline\njobs:\n  s:\n    type: sweep\n    trial: {command: echo ${{inputs.x}}, environment: {image: python}, inputs: {x: {type: string}}}\n" +
 		"    objective: {primary_metric: m, goal: maximize}\n"
 	job := "type: sweep\ntrial: {command: echo ${{search_space.x}}}\nobjective: {primary_metric: m, goal: minimize}\n"
 	for name, text := range map[string]string{

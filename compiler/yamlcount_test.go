@@ -117,7 +117,7 @@ func TestYAMLNodesLimit(t *testing.T) {
 	p.WriteString("type: pipeline\njobs:\n")
 	for i := range 6 {
 		name := string(rune('a'+i)) + ".yml"
-		files[name] = append([]byte("type: command\ncommand: echo hi\nenvironment: e\ntags:\n  x: 1\n  long: "), denseYAML(400_000)...)
+		files[name] = append([]byte("type: command\ncommand: echo hi\nenvironment: {image: python}\ntags:\n  x: 1\n  long: "), denseYAML(400_000)...)
 		p.WriteString("  s" + string(rune('a'+i)) + ":\n    component: " + name + "\n")
 	}
 	files["p.yml"] = []byte(p.String())

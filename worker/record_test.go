@@ -204,7 +204,7 @@ func TestRecordCatalogHistory(t *testing.T) {
 		{Datastore: &plan.Datastore{Name: "nfs", Type: plan.DatastoreLocal, Path: dir}},
 		{Datastore: &plan.Datastore{Name: "nfs", Type: plan.DatastoreLocal, Path: filepath.Join(dir, "v2")}},
 		{Data: &plan.Asset{Name: "iris", Version: "1", Type: "uri_file", Path: filepath.Join(dir, "iris.csv")}},
-		{Component: &plan.ComponentAsset{Name: "train", Version: "1", Source: "type: command\ncommand: echo hi\nenvironment: e\n", Dir: dir}},
+		{Component: &plan.ComponentAsset{Name: "train", Version: "1", Source: "type: command\ncommand: echo hi\nenvironment: {image: python}\n", Dir: dir}},
 	}
 	for _, e := range entries {
 		_, err := workflows.RegisterCatalogEntry(ctx, temporalClient, e)

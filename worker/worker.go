@@ -17,6 +17,7 @@ import (
 	sdkworker "go.temporal.io/sdk/worker"
 
 	"github.com/porch-pipelines/porch/activities"
+	"github.com/porch-pipelines/porch/activities/launch"
 	"github.com/porch-pipelines/porch/activities/parallel"
 	"github.com/porch-pipelines/porch/compiler/plan"
 	"github.com/porch-pipelines/porch/workflows"
@@ -94,6 +95,9 @@ type Options struct {
 	// Metrics is the metrics handler of the worker's client, for the
 	// porch_worker_computes gauge; nil records none.
 	Metrics client.MetricsHandler
+	// Runtime is where steps with an environment run: the host (the zero
+	// Runtime) or containers through podman or docker.
+	Runtime launch.Runtime
 	// Preemptible makes the worker a spot worker: it serves the spot
 	// variants of its queues (plan.SpotTaskQueue), where spot steps run,
 	// and stops with Preempt. nil means preemptible for the low_priority
@@ -144,7 +148,7 @@ func Start(c client.Client, opts Options) (*Worker, error) {
 		datastores = CatalogDatastores(c)
 	}
 	acts := &activities.Activities{
-		Home: opts.Home, HeartbeatInterval: heartbeatInterval, Python: opts.Python, Node: opts.Node,
+		Home: opts.Home, HeartbeatInterval: heartbeatInterval, Python: opts.Python, Node: opts.Node, Runtime: opts.Runtime,
 		Signal: c.SignalWorkflow, Address: opts.AdvertiseAddress,
 		Datastores: func(ctx context.Context) ([]plan.Datastore, error) {
 			ctx, cancel := context.WithTimeout(ctx, catalogTimeout)

@@ -36,6 +36,7 @@ const (
 	KindComponent    CatalogKind = "component"
 	KindCompute      CatalogKind = "compute"
 	KindInstanceType CatalogKind = "instance-type"
+	KindEnvironment  CatalogKind = "environment"
 )
 
 // CatalogEntry is one registration: exactly one of its fields is set.
@@ -47,6 +48,9 @@ type CatalogEntry struct {
 	Component     *plan.ComponentAsset `json:"component,omitempty"`
 	Compute       *plan.Compute        `json:"compute,omitempty"`
 	InstanceTypes []plan.InstanceType  `json:"instance_types,omitempty"`
+	// Environment registers an environment's version, or archives one
+	// registered (the same, with Archived set).
+	Environment *plan.EnvironmentAsset `json:"environment,omitempty"`
 }
 
 // Kind says which field of the entry is set, "" when none or several are.
@@ -69,6 +73,9 @@ func (e CatalogEntry) Kind() CatalogKind {
 	}
 	if e.InstanceTypes != nil {
 		kinds = append(kinds, KindInstanceType)
+	}
+	if e.Environment != nil {
+		kinds = append(kinds, KindEnvironment)
 	}
 	if len(kinds) != 1 {
 		return ""
@@ -159,8 +166,10 @@ func validateEntry(cat *plan.Catalog, e CatalogEntry) error {
 		return validateCompute(cat, *e.Compute)
 	case KindInstanceType:
 		return validateInstanceTypes(cat, e.InstanceTypes)
+	case KindEnvironment:
+		return validateEnvironment(cat, *e.Environment)
 	default:
-		return errors.New("a catalogue entry must be exactly one of a datastore, a data asset, a model, a component, a compute or instance types")
+		return errors.New("a catalogue entry must be exactly one of a datastore, a data asset, a model, a component, a compute, instance types or an environment")
 	}
 	return nil
 }
@@ -259,8 +268,48 @@ func registerEntry(cat *plan.Catalog, e CatalogEntry) (RegisterResult, error) {
 		return RegisterResult{Replaced: registerCompute(cat, *e.Compute)}, nil
 	case KindInstanceType:
 		return RegisterResult{ReplacedInstanceTypes: applyInstanceTypes(cat, e.InstanceTypes)}, nil
+	case KindEnvironment:
+		i := environmentIndex(cat, e.Environment.Name, e.Environment.Version)
+		if i >= 0 {
+			cat.Environments[i] = *e.Environment
+			return RegisterResult{Replaced: true}, nil
+		}
+		cat.Environments = append(cat.Environments, *e.Environment)
 	}
 	return RegisterResult{}, nil
+}
+
+// validateEnvironment checks an environment's version: it names an image
+// or a build context, and versions are immutable but for archiving one.
+func validateEnvironment(cat *plan.Catalog, e plan.EnvironmentAsset) error {
+	if err := validateNameVersion("environment", e.Name, e.Version); err != nil {
+		return err
+	}
+	if (e.Environment.Image == "") == (e.Environment.Build == nil) {
+		return fmt.Errorf("environment %q needs an image: or a build: (and not both)", e.Name)
+	}
+	if i := environmentIndex(cat, e.Name, e.Version); i >= 0 {
+		if !e.Archived || !sameEnvironment(cat.Environments[i], e) {
+			return fmt.Errorf("environment %q version %q is already registered and versions are immutable: "+
+				"give the new one another version (version: in its file, or --version)", e.Name, e.Version)
+		}
+	}
+	return nil
+}
+
+// sameEnvironment says whether two versions of an environment are the
+// same but for being archived.
+func sameEnvironment(a, b plan.EnvironmentAsset) bool {
+	ea, eb := a.Environment, b.Environment
+	sameBuild := ea.Build == nil && eb.Build == nil ||
+		ea.Build != nil && eb.Build != nil && *ea.Build == *eb.Build
+	return a.Name == b.Name && a.Version == b.Version && a.Description == b.Description && sameBuild &&
+		ea.Image == eb.Image && ea.Conda == eb.Conda && ea.CondaFile == eb.CondaFile && ea.Ref == eb.Ref
+}
+
+// environmentIndex is the index of an environment's version, -1 for none.
+func environmentIndex(cat *plan.Catalog, name, version string) int {
+	return slices.IndexFunc(cat.Environments, func(x plan.EnvironmentAsset) bool { return x.Name == name && x.Version == version })
 }
 
 // findEntry checks that the entry a removal names exists.

@@ -347,6 +347,8 @@ func (d *dag) finish(ctx workflow.Context, f workflow.Future, n *node) error {
 		var r command.RunCommandResult
 		if err = f.Get(ctx, &r); err == nil {
 			n.state.Attempt = r.Attempt
+			// The step ran on its worker's host, not in its environment.
+			n.state.Detail = r.EnvironmentNote
 		}
 	}
 	n.state.Ended = workflow.Now(ctx)

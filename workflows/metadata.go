@@ -143,13 +143,21 @@ func batchFiles(i int, p plan.Parallel, pl parallel.ParallelPlan) int {
 func commandEnded(r command.RunCommandResult, err error) string {
 	switch {
 	case err == nil && r.Attempt > 1:
-		return fmt.Sprintf("succeeded on attempt %d", r.Attempt)
+		return withNote(fmt.Sprintf("succeeded on attempt %d", r.Attempt), r.EnvironmentNote)
 	case err == nil:
-		return "succeeded"
+		return withNote("succeeded", r.EnvironmentNote)
 	case isCanceled(err):
 		return "canceled"
 	}
 	return "failed: " + oneLine(ErrorMessage(err), maxSummary)
+}
+
+// withNote is s, then note when there is one.
+func withNote(s, note string) string {
+	if note == "" {
+		return s
+	}
+	return s + "; " + note
 }
 
 // sleep is workflow.Sleep with a label for the timer.

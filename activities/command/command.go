@@ -9,9 +9,12 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
+	"github.com/porch-pipelines/porch/activities/launch"
 	"github.com/porch-pipelines/porch/activities/limits"
+	"github.com/porch-pipelines/porch/activities/metrics"
 	"github.com/porch-pipelines/porch/activities/stepio"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
@@ -89,13 +92,14 @@ func (a *Activities) RunCommand(ctx context.Context, in RunCommandInput) (RunCom
 	if err != nil {
 		return RunCommandResult{}, a.failedToStart(ctx, in, f, attempt, err)
 	}
-	r := stepRun{in: in, folders: f, attempt: attempt, python: b.Python}
-	env, idNote := b.Env(in.Step)
-	if idNote != "" {
-		notes = append(notes, idNote)
+	r := stepRun{in: in, folders: f, attempt: attempt, python: b.Python, rt: a.Runtime}
+	if r.image, r.envNote, err = a.environment(ctx, &r); err != nil {
+		a.UploadLogs(ctx, in.StepPath, f)
+		return RunCommandResult{}, err
 	}
+	env, mounts, notes := a.processEnv(ctx, r, &b, notes)
 	lim := a.limitStep(ctx, in, procs)
-	specs, err := r.specs(line, env, procs, slices.Concat(in.Notes, b.Notes(), notes, lim.Notes))
+	specs, err := r.specs(line, env, procs, slices.Concat(in.Notes, b.Notes(), notes, lim.Notes), mounts)
 	if err != nil {
 		lim.Release()
 		return RunCommandResult{}, a.failedToStart(ctx, in, f, attempt, err)
@@ -121,7 +125,33 @@ func (a *Activities) RunCommand(ctx context.Context, in RunCommandInput) (RunCom
 	if err != nil {
 		return RunCommandResult{}, err
 	}
-	return RunCommandResult{WorkDir: f.Work, LogDir: f.Artifacts, Outputs: b.Outputs, Attempt: attempt}, nil
+	res := RunCommandResult{WorkDir: f.Work, LogDir: f.Artifacts, Outputs: b.Outputs, Attempt: attempt, EnvironmentNote: strings.TrimPrefix(r.envNote, "porch: ")}
+	if r.image != nil {
+		res.Image = r.image
+	}
+	return res, nil
+}
+
+// processEnv is what the step's processes see: their variables, the
+// host folders bound into their container (none on the host), and the
+// notes for the step's log with the one on its identity.
+func (a *Activities) processEnv(ctx context.Context, r stepRun, b *stepio.Bindings, notes []string) ([]string, []launch.Mount, []string) {
+	var env []string
+	var idNote string
+	var mounts []launch.Mount
+	if r.image != nil {
+		env, idNote = b.ContainerEnv(r.in.Step)
+		env, notes = a.containerEnv(ctx, r, env, notes)
+		shim, _ := metrics.ShimDir("")
+		mounts = b.ContainerMounts(r.in.Step, r.folders, shim)
+	} else {
+		b.Python = r.python
+		env, idNote = b.Env(r.in.Step)
+	}
+	if idNote != "" {
+		notes = append(notes, idNote)
+	}
+	return env, mounts, notes
 }
 
 // failedToStart writes why a step failed before its command started

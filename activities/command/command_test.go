@@ -277,7 +277,7 @@ func TestRunCommandEnvironmentNoteOnce(t *testing.T) {
 	_, err := runStep(env, in)
 	require.NoError(t, err)
 	log := readFile(t, filepath.Join(artifactsDir(a, in), "user_logs", "std_log.txt"))
-	assert.Equal(t, 1, strings.Count(log, "does not provision environments"), log)
+	assert.Equal(t, 1, strings.Count(log, "compiled before porch ran environments"), log)
 	assert.Contains(t, log, `"azureml:AzureML-sklearn-1.5:1" is not set up`)
 	first := strings.SplitN(log, "\n", 3)
 	assert.Contains(t, first[0], `step "train" of run "run1"`)

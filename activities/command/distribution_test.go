@@ -38,8 +38,8 @@ func TestRunCommandPytorchRanks(t *testing.T) {
 	assert.Contains(t, readFile(t, filepath.Join(logs, "std_log_process_1.txt")), "hello from 1\n")
 	main := readFile(t, filepath.Join(logs, "std_log.txt"))
 	assert.Contains(t, main, "pytorch distribution: 2 processes (2 instances x 1 per instance) run on this host")
-	assert.Equal(t, 1, strings.Count(main, "does not provision environments"))
-	assert.NotContains(t, readFile(t, filepath.Join(logs, "std_log_process_1.txt")), "does not provision environments")
+	assert.Equal(t, 1, strings.Count(main, "compiled before porch ran environments"))
+	assert.NotContains(t, readFile(t, filepath.Join(logs, "std_log_process_1.txt")), "compiled before porch ran environments")
 }
 
 func TestRunCommandDistributionFailureNamesRank(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -91,6 +92,13 @@ func (l stepLimits) apply(specs []procSpec, procs []process) {
 		in := l.Instances[k]
 		specs[i].cpus = in.CPUs
 		specs[i].env = slices.Concat(specs[i].env, in.Env)
+		if c := specs[i].container; c != nil {
+			// The container's own GPUs are all it sees, numbered from 0.
+			c.CPUs, c.GPUs, c.Memory = in.CPUs, in.GPUs(), in.Memory
+			c.Env = slices.Concat(c.Env, slices.DeleteFunc(slices.Clone(in.Env), func(kv string) bool {
+				return strings.HasPrefix(kv, "CUDA_VISIBLE_DEVICES=")
+			}))
+		}
 		if g := l.guards[k]; g != nil {
 			specs[i].started = g.add
 		}

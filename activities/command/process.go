@@ -15,8 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/porch-pipelines/porch/activities/affinity"
-	"github.com/porch-pipelines/porch/activities/lifeline"
+	"github.com/porch-pipelines/porch/activities/launch"
 	"github.com/porch-pipelines/porch/activities/redact"
 	"github.com/porch-pipelines/porch/activities/stepio"
 )
@@ -38,6 +37,11 @@ type procSpec struct {
 	cpus []int
 	// started learns the process's pid, which is also its group id.
 	started func(pid int)
+	// rt runs the process; container, when set, is the container it
+	// runs in (rt is then podman or docker), with only the variables of
+	// env that the container names.
+	rt        launch.Runtime
+	container *launch.Container
 }
 
 // procResult is how one process ended.
@@ -97,7 +101,7 @@ func runProcess(ctx context.Context, spec procSpec, grace time.Duration) (procRe
 	// that outlived its worker would write outputs beside the next one's.
 	// Its lifeline leads the group, so its id stays the step's until the
 	// lifeline is released.
-	line, err := lifeline.Start()
+	grp, err := spec.rt.NewGroup(spec.containerName())
 	if err != nil {
 		errW.Close()
 		if outR != nil {
@@ -105,19 +109,23 @@ func runProcess(ctx context.Context, spec procSpec, grace time.Duration) (procRe
 		}
 		return res, err
 	}
-	defer func() { _ = line.Release() }()
-	pgid := line.Pgid()
-	cmd := exec.Command("/bin/sh", "-c", spec.line)
-	cmd.Dir, cmd.Env = spec.dir, spec.env
+	defer func() { _ = grp.Release() }()
+	pgid := grp.Pgid()
+	argv := []string{"/bin/sh", "-c", spec.line}
+	var cmd *exec.Cmd
+	if spec.container != nil {
+		cmd = grp.Run(*spec.container, argv)
+	} else {
+		cmd = grp.Host(argv, spec.dir, spec.env)
+	}
 	cmd.Stdout, cmd.Stderr = outW, errW
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pgid: pgid}
-	err = affinity.Start(cmd, spec.cpus)
+	err = grp.Start(cmd, spec.cpus)
 	errW.Close()
 	if outR != nil {
 		outW.Close()
 	}
 	if err != nil {
-		return res, fmt.Errorf("start /bin/sh: %w", err)
+		return res, fmt.Errorf("start %s: %w", cmd.Path, err)
 	}
 	if spec.started != nil {
 		spec.started(pgid)
@@ -149,7 +157,9 @@ func runProcess(ctx context.Context, spec procSpec, grace time.Duration) (procRe
 	select {
 	case <-exited:
 	case <-ctx.Done():
-		terminate(pgid, exited, grace)
+		terminate(grp, exited, grace)
+		// The client may have died before its container.
+		grp.Remove()
 	}
 	res.leftovers = stopLeftovers(pgid, grace)
 	_ = cmd.Wait() // the exit status is in cmd.ProcessState
@@ -211,18 +221,27 @@ func waitExited(pid int) {
 	}
 }
 
-// terminate stops a running process group: SIGTERM, then SIGKILL when the
-// leader has not exited after grace. It returns once the leader has exited.
-func terminate(pgid int, exited <-chan struct{}, grace time.Duration) {
-	_ = syscall.Kill(-pgid, syscall.SIGTERM)
+// terminate stops a running process group, and its container: SIGTERM,
+// then SIGKILL when the leader has not exited after grace. It returns once
+// the leader has exited.
+func terminate(grp *launch.Group, exited <-chan struct{}, grace time.Duration) {
+	grp.Signal(syscall.SIGTERM)
 	timer := time.NewTimer(grace)
 	defer timer.Stop()
 	select {
 	case <-exited:
 	case <-timer.C:
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		grp.Signal(syscall.SIGKILL)
 		<-exited
 	}
+}
+
+// containerName is the spec's container's name, "" on the host.
+func (s procSpec) containerName() string {
+	if s.container == nil {
+		return ""
+	}
+	return s.container.Name
 }
 
 // stopLeftovers stops what is left of a process group whose leader pgid has

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/porch-pipelines/porch/activities/launch"
 	"github.com/porch-pipelines/porch/activities/metrics"
 	"github.com/porch-pipelines/porch/activities/redact"
 	"github.com/porch-pipelines/porch/activities/stepio"
@@ -25,6 +26,13 @@ type stepRun struct {
 	attempt int32
 	// python is the worker's Python, the step's python and python3.
 	python stepio.StepPython
+	// image is the image the step's processes run in, nil on the host;
+	// rt the runtime that runs them.
+	image *launch.Image
+	rt    launch.Runtime
+	// envNote says why the step's environment is not applied, "" when it
+	// is or it has none.
+	envNote string
 }
 
 // mainLog is the step's std_log.txt.
@@ -42,10 +50,10 @@ func (r stepRun) header(line string, notes []string) []string {
 		host = "unknown"
 	}
 	lines := []string{fmt.Sprintf("porch: step %q of run %q, attempt %d, on host %q", r.in.StepPath, r.in.RunID, r.attempt, host)}
-	if env := r.in.Command.Environment; env != "" {
-		lines = append(lines, fmt.Sprintf("porch: porch does not provision environments: %q is not set up; the step runs on this worker's host with what is installed there, and nothing is downloaded", env))
+	if r.envNote != "" {
+		lines = append(lines, r.envNote)
 	}
-	if r.python.Note != "" {
+	if r.python.Note != "" && r.image == nil {
 		lines = append(lines, r.python.Note)
 	}
 	lines = append(lines, notes...)
@@ -55,17 +63,20 @@ func (r stepRun) header(line string, notes []string) []string {
 // specs are the step's processes, with the metrics file and porch's mlflow
 // module in their environment. A distributed step's std_log.txt says what
 // runs and each process logs to its own file.
-func (r stepRun) specs(line string, env []string, procs []process, notes []string) ([]procSpec, error) {
-	env, notes = r.withMetrics(env, notes)
-	header := r.header(line, notes)
+func (r stepRun) specs(line string, env []string, procs []process, notes []string, mounts []launch.Mount) ([]procSpec, error) {
+	if r.image == nil {
+		env, notes = r.withMetrics(env, notes)
+	}
 	secrets := redact.Secrets(r.in.Command.Identity)
 	if len(procs) == 1 && r.in.Instance == nil {
-		return []procSpec{{line: line, dir: r.folders.Work, env: slices.Concat(env, procs[0].env), log: r.mainLog(),
-			header: header, secrets: secrets}}, nil
-	}
-	header = append(header, "porch: process <i> logs to user_logs/std_log_process_<i>.txt")
-	if err := stepio.AppendLog(r.mainLog(), header...); err != nil {
-		return nil, fmt.Errorf("write step log: %w", err)
+		s := procSpec{line: line, dir: r.folders.Work, env: slices.Concat(env, procs[0].env), log: r.mainLog(),
+			secrets: secrets, rt: r.rt}
+		if r.image != nil {
+			s.container = r.container(0, false, s.env, mounts)
+			notes = append(notes, r.containerNote(r.rt, []procSpec{s}))
+		}
+		s.header = r.header(line, notes)
+		return []procSpec{s}, nil
 	}
 	specs := make([]procSpec, len(procs))
 	for i, p := range procs {
@@ -75,11 +86,23 @@ func (r stepRun) specs(line string, env []string, procs []process, notes []strin
 			env:     slices.Concat(env, p.env),
 			log:     r.processLog(p.rank),
 			secrets: secrets,
+			rt:      r.rt,
 			header: []string{
 				fmt.Sprintf("porch: step %q process %d (%s): %s", r.in.StepPath, p.rank, p.label, strings.Join(p.env, " ")),
 				"porch: command: " + line,
 			},
 		}
+		if r.image != nil {
+			specs[i].container = r.container(p.rank, true, specs[i].env, mounts)
+		}
+	}
+	if r.image != nil {
+		notes = append(notes, r.containerNote(r.rt, specs))
+	}
+	header := r.header(line, notes)
+	header = append(header, "porch: process <i> logs to user_logs/std_log_process_<i>.txt")
+	if err := stepio.AppendLog(r.mainLog(), header...); err != nil {
+		return nil, fmt.Errorf("write step log: %w", err)
 	}
 	return specs, nil
 }

@@ -1,6 +1,9 @@
 package command
 
-import "github.com/porch-pipelines/porch/activities/stepio"
+import (
+	"github.com/porch-pipelines/porch/activities/launch"
+	"github.com/porch-pipelines/porch/activities/stepio"
+)
 
 // Activity type names, registered explicitly so renaming a Go method never
 // breaks a running history.
@@ -48,6 +51,11 @@ type RunCommandResult struct {
 	Outputs []stepio.OutputLocation `json:"outputs,omitempty"`
 	// Attempt is the activity attempt that succeeded (1-based).
 	Attempt int32 `json:"attempt"`
+	// Image is the image the step ran in, nil when it ran on the host.
+	Image *launch.Image `json:"image,omitempty"`
+	// EnvironmentNote says why the step's environment was not applied
+	// (the worker runs steps on its host), "" when it was or it has none.
+	EnvironmentNote string `json:"environment_note,omitempty"`
 }
 
 // CommandFailedType is the application error type of a command that exited

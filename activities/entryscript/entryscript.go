@@ -71,6 +71,9 @@ type Options struct {
 	// CacheDir is where the driver file is written; "" means
 	// os.UserCacheDir()/porch (os.TempDir()/porch when there is none).
 	CacheDir string
+	// Container runs the processes in a running container instead of on
+	// the host; Python is then the image's interpreter ("python3").
+	Container *Container
 }
 
 // Request is one mini-batch for Pool.Run. Exactly one of Files and Table is

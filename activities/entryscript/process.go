@@ -17,8 +17,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/porch-pipelines/porch/activities/affinity"
-	"github.com/porch-pipelines/porch/activities/lifeline"
+	"github.com/porch-pipelines/porch/activities/launch"
 	"github.com/porch-pipelines/porch/activities/redact"
 )
 
@@ -44,6 +43,9 @@ type process struct {
 	// stderr log, for crash reports.
 	stderrPath  string
 	stderrStart int64
+	// inside is set for a driver in a container, which signals reach
+	// only from inside it.
+	inside *inContainer
 }
 
 // request is one line sent to the driver.
@@ -105,57 +107,79 @@ func spawn(o *resolved, slot string, secrets []string) (*process, error) {
 	if err != nil {
 		return nil, err
 	}
-	reqR, reqW, err := os.Pipe()
-	if err != nil {
-		return nil, err
-	}
-	evR, evW, err := os.Pipe()
-	if err != nil {
-		reqR.Close()
-		reqW.Close()
-		return nil, err
-	}
 	// The process dies with the worker, even by SIGKILL: a mini-batch must
 	// not go on in a process whose worker is gone while its retry runs.
-	// Its lifeline leads its group.
-	line, err := lifeline.Start()
+	// Its lifeline leads its group; in a container, the container's own
+	// lifeline (its caller's) removes it.
+	grp, reqW, evR, ic, cmd, err := o.command(slot, string(arg))
 	if err != nil {
-		reqR.Close()
-		evW.Close()
-		reqW.Close()
-		evR.Close()
 		return nil, err
 	}
-	cmd := exec.Command(o.python, o.driver, string(arg))
-	cmd.Dir, cmd.Env = o.dir, o.env
 	cmd.Stdout, cmd.Stderr = stdout, stderr
-	cmd.ExtraFiles = []*os.File{reqR, evW}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pgid: line.Pgid()}
-	err = affinity.Start(cmd, o.CPUs)
-	reqR.Close()
-	evW.Close()
+	err = grp.Start(cmd, o.CPUs)
+	for _, f := range cmd.ExtraFiles {
+		f.Close()
+	}
 	if err != nil {
-		_ = line.Release()
+		_ = grp.Release()
 		reqW.Close()
 		evR.Close()
 		return nil, &BatchError{Kind: KindInitFailed, Process: slot, Message: fmt.Sprintf(
 			"cannot start the entry script's Python %q: %v; install it or choose another interpreter", o.python, err)}
 	}
 	pr := &process{
-		slot: slot, pid: cmd.Process.Pid, pgid: line.Pgid(), grace: o.grace,
+		slot: slot, pid: cmd.Process.Pid, pgid: grp.Pgid(), grace: o.grace,
 		req: reqW, ev: evR, evr: bufio.NewReaderSize(evR, 16<<10),
-		exited: make(chan struct{}), stderrPath: stderrLog.Name(),
+		exited: make(chan struct{}), stderrPath: stderrLog.Name(), inside: ic,
 	}
 	if fi, err := stderrLog.Stat(); err == nil {
 		pr.stderrStart = fi.Size()
 	}
-	go pr.monitor(cmd, line)
+	go pr.monitor(cmd, grp)
 	return pr, nil
+}
+
+// command is the driver process of slot, not started, in a group of its
+// own, with porch's ends of its two pipes: on the host with the pipes as
+// its file descriptors 3 and 4, or in the container through named pipes.
+func (o *resolved) command(slot, arg string) (*launch.Group, *os.File, *os.File, *inContainer, *exec.Cmd, error) {
+	rt := launch.Runtime{}
+	if o.Container != nil {
+		rt = o.Container.Runtime
+	}
+	grp, err := rt.NewGroup("")
+	if err != nil {
+		return nil, nil, nil, nil, nil, err
+	}
+	if c := o.Container; c != nil {
+		ic, reqW, evR, err := c.pipes(slot)
+		if err != nil {
+			_ = grp.Release()
+			return nil, nil, nil, nil, nil, err
+		}
+		cmd := grp.Exec(c.Name, o.dir, o.env, ic.argv(o.python, o.driver, arg))
+		return grp, reqW, evR, ic, cmd, nil
+	}
+	reqR, reqW, err := os.Pipe()
+	if err != nil {
+		_ = grp.Release()
+		return nil, nil, nil, nil, nil, err
+	}
+	evR, evW, err := os.Pipe()
+	if err != nil {
+		reqR.Close()
+		reqW.Close()
+		_ = grp.Release()
+		return nil, nil, nil, nil, nil, err
+	}
+	cmd := grp.Host([]string{o.python, o.driver, arg}, o.dir, o.env)
+	cmd.ExtraFiles = []*os.File{reqR, evW}
+	return grp, reqW, evR, nil, cmd, nil
 }
 
 // monitor waits for the driver to exit, kills what is left of its group
 // (its lifeline too), reaps it and wakes any reader.
-func (pr *process) monitor(cmd *exec.Cmd, line *lifeline.Line) {
+func (pr *process) monitor(cmd *exec.Cmd, line *launch.Group) {
 	waitExited(pr.pid)
 	pr.mu.Lock()
 	pr.dead.Store(true)
@@ -163,6 +187,11 @@ func (pr *process) monitor(cmd *exec.Cmd, line *lifeline.Line) {
 	_ = syscall.Kill(-pr.pgid, syscall.SIGKILL)
 	pr.mu.Unlock()
 	pr.wake()
+	if pr.inside != nil {
+		// The runtime's client ends with the driver; signal killed the
+		// driver first when porch stopped it.
+		pr.inside.remove()
+	}
 	_ = line.Release()
 	_ = cmd.Wait()
 	pr.state = cmd.ProcessState
@@ -198,6 +227,9 @@ func (pr *process) wake() {
 func (pr *process) signal(sig syscall.Signal) {
 	pr.mu.Lock()
 	if !pr.dead.Load() {
+		if pr.inside != nil {
+			pr.inside.signal(sig)
+		}
 		_ = syscall.Kill(-pr.pgid, sig)
 	}
 	pr.mu.Unlock()

@@ -11,6 +11,12 @@
 // group. The watcher leads the group and starts before anything joins it,
 // so no process of the group ever runs unwatched, and the group id cannot
 // be reused while it waits: it never kills a stranger's group.
+//
+// A group whose work runs in a container has a cleanup command: the
+// container is not a child of the worker (the runtime's monitor holds it),
+// so killing the group would leave it running. The watcher runs the
+// cleanup (the runtime's forced removal of the container) before it kills
+// its group, when the worker dies; a released lifeline does not.
 package lifeline
 
 import (
@@ -18,12 +24,18 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strings"
 	"syscall"
 )
 
 // watcher ignores the signals porch uses to stop a group gently, so that
-// leftovers which outlive a SIGTERM still die with the worker.
-const watcher = "trap '' TERM INT HUP; read _; kill -KILL 0"
+// leftovers which outlive a SIGTERM still die with the worker. It reads
+// "done" from a lifeline released on purpose, end-of-file when the worker
+// died; only then does it run the cleanup.
+const watcher = `trap '' TERM INT HUP; read x; [ "$x" = done ] || %s; kill -KILL 0`
+
+// released is what Release writes to the watcher.
+const released = "done\n"
 
 // Line is one group's lifeline.
 type Line struct {
@@ -32,15 +44,17 @@ type Line struct {
 }
 
 // Start starts a lifeline leading a new process group. Start the group's
-// processes with SysProcAttr{Setpgid: true, Pgid: l.Pgid()}.
-func Start() (*Line, error) {
+// processes with SysProcAttr{Setpgid: true, Pgid: l.Pgid()}. cleanup, when
+// given, is a command (argv) the watcher runs when the worker dies, before
+// it kills the group.
+func Start(cleanup ...string) (*Line, error) {
 	r, w, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("start a lifeline: %w", err)
 	}
 	// The write end is close-on-exec (os.Pipe's default), so no child of
 	// the worker holds it: only the worker's exit closes it.
-	cmd := exec.Command("/bin/sh", "-c", watcher)
+	cmd := exec.Command("/bin/sh", "-c", fmt.Sprintf(watcher, shellLine(cleanup)))
 	cmd.Stdin = r
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	err = cmd.Start()
@@ -62,6 +76,7 @@ func (l *Line) Release() error {
 	if l == nil {
 		return nil
 	}
+	_, _ = l.w.WriteString(released)
 	l.w.Close()
 	err := l.cmd.Wait()
 	var exit *exec.ExitError
@@ -70,4 +85,17 @@ func (l *Line) Release() error {
 		return nil
 	}
 	return err
+}
+
+// shellLine quotes argv for the watcher's shell; ":" (do nothing) for
+// none. Its output is discarded: the worker is gone.
+func shellLine(argv []string) string {
+	if len(argv) == 0 {
+		return ":"
+	}
+	quoted := make([]string, len(argv))
+	for i, a := range argv {
+		quoted[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	}
+	return strings.Join(quoted, " ") + " >/dev/null 2>&1"
 }

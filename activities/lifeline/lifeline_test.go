@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -19,6 +20,9 @@ import (
 // with a lifeline, prints the group's id and waits to be killed.
 const helperEnv = "PORCH_LIFELINE_HELPER"
 
+// cleanupEnv names a file the helper's lifeline cleanup writes.
+const cleanupEnv = "PORCH_LIFELINE_CLEANUP"
+
 func TestMain(m *testing.M) {
 	if os.Getenv(helperEnv) != "" {
 		os.Exit(worker())
@@ -29,7 +33,11 @@ func TestMain(m *testing.M) {
 func worker() int {
 	// The shell starts a background child, as a step's command may: a
 	// parent-death signal would reach the shell only.
-	l, err := Start()
+	var cleanup []string
+	if marker := os.Getenv(cleanupEnv); marker != "" {
+		cleanup = []string{"/bin/sh", "-c", "echo \"it's gone\" > \"$1\"", "cleanup", marker}
+	}
+	l, err := Start(cleanup...)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -68,10 +76,33 @@ func live(pgid int) int {
 }
 
 func TestAGroupDiesWithItsWorkerKilledBySIGKILL(t *testing.T) {
+	killWorker(t, "")
+}
+
+// TestCleanupRunsWhenTheWorkerDies: a container's group has its removal
+// as cleanup, which the watcher runs (here, writing a file) before it
+// kills the group.
+func TestCleanupRunsWhenTheWorkerDies(t *testing.T) {
+	marker := filepath.Join(t.TempDir(), "cleaned")
+	killWorker(t, marker)
+	b, err := os.ReadFile(marker)
+	require.NoError(t, err, "the cleanup ran")
+	assert.Equal(t, "it's gone\n", string(b))
+}
+
+func TestReleaseRunsNoCleanup(t *testing.T) {
+	marker := filepath.Join(t.TempDir(), "cleaned")
+	l, err := Start("/bin/sh", "-c", "echo > "+marker)
+	require.NoError(t, err)
+	require.NoError(t, l.Release())
+	assert.NoFileExists(t, marker)
+}
+
+func killWorker(t *testing.T, marker string) {
 	self, err := os.Executable()
 	require.NoError(t, err)
 	w := exec.Command(self, "-test.run=^$")
-	w.Env = append(os.Environ(), helperEnv+"=1")
+	w.Env = append(os.Environ(), helperEnv+"=1", cleanupEnv+"="+marker)
 	out, err := w.StdoutPipe()
 	require.NoError(t, err)
 	require.NoError(t, w.Start())

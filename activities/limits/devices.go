@@ -122,6 +122,9 @@ type Instance struct {
 	Memory int64
 }
 
+// GPUs are the instance's GPUs, as the worker numbers them.
+func (in Instance) GPUs() []int { return in.gpus }
+
 // LimitEntryScripts gives the entry-script processes of a parallel step on
 // this node one instance of its type: its cores (ceil(limits.cpu)), thread
 // counts of cores/perInstance, and its GPUs. A step from a queue without

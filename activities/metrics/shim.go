@@ -127,9 +127,20 @@ func Extend(env []string, python, metricsFile, cacheDir string) ([]string, error
 	return append(env[:len(env):len(env)], add...), err
 }
 
+// ExtendProbed is Extend for a step whose interpreter porch cannot run
+// here (it is in a container image): has says whether it has mlflow.
+func ExtendProbed(env []string, has bool, metricsFile, cacheDir string) ([]string, error) {
+	add, err := shimAdditions(has, metricsFile, cacheDir, lookup(env, "PYTHONPATH"))
+	return append(env[:len(env):len(env)], add...), err
+}
+
 func additions(python, metricsFile, cacheDir, pythonPath string) ([]string, error) {
+	return shimAdditions(hasMlflow(python, pythonPath), metricsFile, cacheDir, pythonPath)
+}
+
+func shimAdditions(has bool, metricsFile, cacheDir, pythonPath string) ([]string, error) {
 	add := []string{FileEnv + "=" + metricsFile}
-	if hasMlflow(python, pythonPath) {
+	if has {
 		return add, nil
 	}
 	dir, err := ShimDir(cacheDir)
@@ -154,9 +165,16 @@ func lookup(env []string, key string) string {
 
 // probeScript finds mlflow without importing it (a real mlflow takes
 // seconds to import) and without the current folder on sys.path.
-const probeScript = `import importlib.util, sys
+var probeScript = ProbeScript("mlflow")
+
+// ProbeScript is a Python script that exits 0 when the interpreter finds
+// module, without importing it and without the current folder on
+// sys.path, and 3 when it does not.
+func ProbeScript(module string) string {
+	return `import importlib.util, sys
 sys.path[:] = [p for p in sys.path if p not in ("", ".")]
-sys.exit(0 if importlib.util.find_spec("mlflow") else 3)`
+sys.exit(0 if importlib.util.find_spec("` + module + `") else 3)`
+}
 
 type probe struct {
 	once sync.Once

@@ -88,8 +88,9 @@ func (a *Activities) PlanMiniBatches(ctx context.Context, in PlanMiniBatchesInpu
 		return p, fmt.Errorf("step %q: write readme: %w", in.StepPath, err)
 	}
 	notes := sum.Notes
-	if env := in.Parallel.Task.Environment; env != "" {
-		notes = append(notes, fmt.Sprintf("porch does not provision environments: %q is not set up; entry scripts run on each worker's host with its Python (porch worker --python, PORCH_PYTHON, else python3) and what is installed there", env))
+	if env := in.Parallel.Task.Environment; env != "" && in.Parallel.Task.Env == nil {
+		// A plan recorded before porch ran environments.
+		notes = append(notes, fmt.Sprintf("the plan was compiled before porch ran environments: %q is not set up; entry scripts run on each worker's host with its Python (porch worker --python, PORCH_PYTHON, else python3) and what is installed there", env))
 	}
 	for _, note := range notes {
 		_ = stepio.AppendLog(filepath.Join(f.logs, "sys", "porch.txt"), "porch: "+note)

@@ -45,6 +45,7 @@ func (a *Activities) MonitorResources(ctx context.Context, in MonitorInput) erro
 		var pids []int
 		for _, rt := range a.parallel().step(in.Ref.RunID, in.Ref.StepPath) {
 			pids = append(pids, rt.pool.PIDs()...)
+			pids = append(pids, rt.instance.pids()...)
 		}
 		return pids
 	})

@@ -47,6 +47,22 @@ func plannedEchoStep(t *testing.T, home string) (*Activities, ParallelPlan, stri
 // plannedStep is plannedEchoStep with script as the entry script.
 func plannedStep(t *testing.T, home, script string) (*Activities, ParallelPlan, string) {
 	t.Helper()
+	return plannedStepIn(t, &stepio.Host{Home: home, Node: "n1"}, nil, script)
+}
+
+// plannedStepIn is plannedStep on the worker host, its entry scripts in
+// the environment env.
+func plannedStepIn(t *testing.T, host *stepio.Host, env *plan.Environment, script string) (*Activities, ParallelPlan, string) {
+	t.Helper()
+	a, p, log := plannedStepFor(t, host, env, script)
+	t.Cleanup(func() { a.Close(context.Background()) })
+	return a, p, log
+}
+
+// plannedStepFor is plannedStepIn for tests and benchmarks alike; the
+// caller closes the activities.
+func plannedStepFor(t testing.TB, host *stepio.Host, env *plan.Environment, script string) (*Activities, ParallelPlan, string) {
+	t.Helper()
 	dir := t.TempDir()
 	data := filepath.Join(dir, "data")
 	require.NoError(t, os.MkdirAll(data, 0o755))
@@ -58,15 +74,14 @@ func plannedStep(t *testing.T, home, script string) (*Activities, ParallelPlan, 
 	require.NoError(t, os.WriteFile(filepath.Join(code, "echo.py"), []byte(script), 0o644))
 	shutdownLog := filepath.Join(dir, "shutdown.log")
 
-	a := &Activities{Host: &stepio.Host{Home: home, Node: "n1"}, Python: testpython.Interpreter(t), IdleShutdown: 200 * time.Millisecond}
-	t.Cleanup(func() { a.Close(context.Background()) })
+	a := &Activities{Host: host, Python: testpython.Interpreter(t), IdleShutdown: 200 * time.Millisecond}
 	in := PlanMiniBatchesInput{
 		RunID: "run1", StepPath: "echo", DefaultDatastore: "ws",
 		Parallel: plan.Parallel{
 			InputData: "data", MiniBatchSize: "2", MaxConcurrencyPerInstance: 3,
 			Resources: plan.Resources{InstanceCount: 1},
 			Retry:     plan.ParallelRetry{TimeoutSeconds: 30}, TaskOverheadTimeoutSeconds: 30,
-			Task:                 plan.ParallelTask{Code: code, EntryScript: "echo.py", AppendRowTo: "out"},
+			Task:                 plan.ParallelTask{Code: code, EntryScript: "echo.py", AppendRowTo: "out", Env: env},
 			EnvironmentVariables: map[string]string{"SHUTDOWN_LOG": shutdownLog},
 		},
 		Inputs:  []plan.Input{{Name: "data", Type: "uri_folder", Value: plan.Value{Kind: plan.ValueData, Data: &plan.Data{Type: "uri_folder", Path: data}}}},

@@ -37,6 +37,9 @@ type parallelRuntime struct {
 	// releaseDevices gives back the cores and GPUs the step's processes
 	// hold on this node.
 	releaseDevices func()
+	// instance is the container the entry scripts run in, nil on the
+	// host.
+	instance *instance
 
 	// useMu guards users (mini-batches running now) and lastUsed.
 	useMu    sync.Mutex
@@ -222,6 +225,7 @@ func (rt *parallelRuntime) shutdown(ctx context.Context) {
 	if err := rt.pool.Close(ctx); err != nil {
 		rt.log(fmt.Sprintf("porch: stopping the entry-script processes of step %q: %v", rt.ref.StepPath, err))
 	}
+	rt.instance.stop()
 	if rt.releaseDevices != nil {
 		rt.releaseDevices()
 	}

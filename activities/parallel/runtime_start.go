@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/porch-pipelines/porch/activities/entryscript"
+	"github.com/porch-pipelines/porch/activities/launch"
 	"github.com/porch-pipelines/porch/activities/metrics"
 	"github.com/porch-pipelines/porch/activities/minibatch"
 	"github.com/porch-pipelines/porch/activities/redact"
@@ -47,6 +50,7 @@ func (a *Activities) newRuntime(ctx context.Context, ref ParallelStepRef) (*para
 		if rt.releaseDevices != nil {
 			rt.releaseDevices()
 		}
+		rt.instance.stop()
 		m.Close()
 		return nil, err
 	}
@@ -121,26 +125,45 @@ func (a *Activities) entryScriptOptions(ctx context.Context, rt *parallelRuntime
 	if err != nil {
 		return entryscript.Options{}, stepio.Invalid("step %q: %v", in.StepPath, err)
 	}
+	img, err := a.environment(ctx, rt)
+	if err != nil {
+		return entryscript.Options{}, err
+	}
 	env, idNote := b.Env(cmd)
+	if img != nil {
+		env, idNote = b.ContainerEnv(cmd)
+	}
 	env = append(env, "AZUREML_PARALLEL_NODE="+a.NodeName())
-	if b.Python.Note != "" {
+	if b.Python.Note != "" && img == nil {
 		rt.log(b.Python.Note + " (node " + a.NodeName() + ")")
 	}
 	if idNote != "" {
 		rt.log(idNote)
 	}
-	env = a.withMlflow(rt, env)
+	env = a.withMlflow(ctx, rt, img, env)
 	cpus, limitEnv, note, release := a.Devices.LimitEntryScripts(p, spec.Plan.PerInstance)
 	rt.releaseDevices = release
 	if note != "" {
 		rt.log(note + " on node " + a.NodeName())
 	}
-	return entryscript.Options{
+	opts := entryscript.Options{
 		Python: a.Python, Dir: work, Script: p.Task.EntryScript, Args: args, Env: append(env, limitEnv...), CPUs: cpus,
 		LogDir: f.logs, Node: a.NodeName(), LoggingLevel: p.LoggingLevel, KillGrace: a.StopGrace(),
 		Tabular: spec.Plan.Tabular, OutputDir: filepath.Join(f.artifacts, "outputs"),
 		SecretVars: redact.Vars(p.Identity),
-	}, nil
+	}
+	if img != nil {
+		// The container's GPUs are its own; its cores are its cpuset.
+		opts.Env = append(env, slices.DeleteFunc(slices.Clone(limitEnv), func(kv string) bool {
+			return strings.HasPrefix(kv, "CUDA_VISIBLE_DEVICES=")
+		})...)
+		if rt.instance, err = a.startInstance(ctx, rt, *img, b.ContainerMounts(cmd, sf), opts.Env, cpus, visibleGPUs(limitEnv)); err != nil {
+			return entryscript.Options{}, err
+		}
+		opts.Python, opts.CPUs = "python3", nil
+		opts.Container = &entryscript.Container{Runtime: a.Runtime, Name: rt.instance.name, FifoDir: filepath.Join(work, ".porch-fifo")}
+	}
+	return opts, nil
 }
 
 // withMlflow gives entry scripts porch's mlflow module as command steps get
@@ -150,7 +173,7 @@ func (a *Activities) entryScriptOptions(ctx context.Context, rt *parallelRuntime
 // logs through object storage do not overwrite each other's. Only scripts
 // that import mlflow need the module, so failing to provide it is a note in
 // the step's porch log, not a failed step.
-func (a *Activities) withMlflow(rt *parallelRuntime, env []string) []string {
+func (a *Activities) withMlflow(ctx context.Context, rt *parallelRuntime, img *launch.Image, env []string) []string {
 	python := entryscript.Interpreter(a.Python)
 	file := filepath.Join(rt.folders.logs, "user", "metrics", rt.node+".jsonl")
 	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
@@ -158,7 +181,14 @@ func (a *Activities) withMlflow(rt *parallelRuntime, env []string) []string {
 		rt.log(fmt.Sprintf("porch: node %s: cannot create the entry scripts' metrics folder (%v): what they log with mlflow is dropped", rt.node, err))
 		file = os.DevNull
 	}
-	out, err := metrics.Extend(env, python, file, "")
+	var out []string
+	var err error
+	if img != nil {
+		python = "the image's python3"
+		out, err = metrics.ExtendProbed(env, a.Images().HasModule(ctx, *img, "mlflow"), file, "")
+	} else {
+		out, err = metrics.Extend(env, python, file, "")
+	}
 	switch {
 	case err != nil:
 		rt.log(fmt.Sprintf("porch: node %s: porch's mlflow module is not available to the entry scripts (%v): scripts that import mlflow fail unless %s has mlflow", rt.node, err, python))

@@ -141,7 +141,7 @@ func (a *Activities) DecideReuse(ctx context.Context, in DecideInput) (Decision,
 
 // parts are the step's key parts: its spec, its code, its inputs.
 func (a *Activities) parts(ctx context.Context, in DecideInput) ([]Part, error) {
-	parts := specParts(in.Step, in.Inputs)
+	parts := a.environmentPart(ctx, in.Step, specParts(in.Step, in.Inputs))
 	if c := code(in.Step); c != "" {
 		p, err := a.codePart(ctx, in.DefaultDatastore, c)
 		if err != nil {

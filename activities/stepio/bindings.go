@@ -304,7 +304,13 @@ func (b Bindings) Lookup(in Step) func(plan.Ref) (string, bool) {
 // variables Azure ML sets; and a note on the identity for the step's log.
 func (b Bindings) Env(in Step) ([]string, string) {
 	env, note := identityEnv(os.Environ(), in.Command.Identity, in.SubmittedBy)
-	env = b.Python.WithPython(env)
+	return append(b.Python.WithPython(env), b.stepVars(in)...), note
+}
+
+// stepVars are the step's own variables: its environment_variables, then
+// the variables Azure ML sets.
+func (b Bindings) stepVars(in Step) []string {
+	var env []string
 	keys := make([]string, 0, len(in.Command.EnvironmentVariables))
 	for k := range in.Command.EnvironmentVariables {
 		keys = append(keys, k)
@@ -324,5 +330,5 @@ func (b Bindings) Env(in Step) ([]string, string) {
 			env = append(env, "AZURE_ML_OUTPUT_"+out.Name+"="+p)
 		}
 	}
-	return env, note
+	return env
 }

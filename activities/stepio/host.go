@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/porch-pipelines/porch/activities/codesnapshot"
+	"github.com/porch-pipelines/porch/activities/launch"
 	"github.com/porch-pipelines/porch/activities/objectstore/lazyfs"
 	"github.com/porch-pipelines/porch/activities/webdata"
 	"github.com/porch-pipelines/porch/compiler/plan"
@@ -50,6 +51,9 @@ type Host struct {
 	// Transport carries this worker's requests to object stores; nil is
 	// the default. Tests count requests with it.
 	Transport http.RoundTripper
+	// Runtime is where steps with an environment run: the host (the
+	// zero Runtime), or containers through podman or docker.
+	Runtime launch.Runtime
 
 	deadMounts sync.Once
 	stores     datastores
@@ -62,6 +66,7 @@ type Host struct {
 	// web is the cache of data fetched from web URLs, under Home/cache/web.
 	web     *webdata.Cache
 	webOnce sync.Once
+	rt            runtime
 }
 
 // DetachDeadMounts detaches, once per worker, the inputs a dead worker of

@@ -95,6 +95,13 @@ func resolvePython(configured, home string) StepPython {
 	if err == nil {
 		err = writeLauncher(bin, "python", python)
 	}
+	for _, pip := range []string{"pip", "pip3"} {
+		// pip is the step's own Python's, not whichever is on PATH: `pip
+		// install x && python ...` installs where python looks.
+		if err == nil {
+			err = writeScript(bin, pip, "#!/bin/sh\nexec '"+strings.ReplaceAll(exe, "'", `'\''`)+"' -m pip \"$@\"\n")
+		}
+	}
 	if err != nil {
 		sp.Bin = ""
 		sp.Note = fmt.Sprintf("porch: cannot make the folder of the worker's python and python3 (%v): they are what the step's PATH finds", err)
@@ -117,10 +124,14 @@ func resolvePython(configured, home string) StepPython {
 // than a symlink: a virtualenv's interpreter finds its environment from
 // the path it is started by, which a symlink elsewhere would change.
 func writeLauncher(bin, name, exe string) error {
+	return writeScript(bin, name, "#!/bin/sh\nexec '"+strings.ReplaceAll(exe, "'", `'\''`)+"' \"$@\"\n")
+}
+
+// writeScript writes bin/name, an executable script.
+func writeScript(bin, name, script string) error {
 	if err := os.MkdirAll(bin, 0o755); err != nil {
 		return err
 	}
-	script := "#!/bin/sh\nexec '" + strings.ReplaceAll(exe, "'", `'\''`) + "' \"$@\"\n"
 	tmp, err := os.CreateTemp(bin, "."+name+"-*")
 	if err != nil {
 		return err

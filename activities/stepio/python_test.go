@@ -79,3 +79,24 @@ func TestPythonMissing(t *testing.T) {
 	env := []string{"PATH=/usr/bin"}
 	assert.Equal(t, env, sp.WithPython(env))
 }
+
+// TestPipIsTheStepsPython: pip and pip3 in a step are its Python's own
+// (-m pip), whatever pip the PATH holds: pip install x && python ...
+// installs where python looks.
+func TestPipIsTheStepsPython(t *testing.T) {
+	needDebianPython(t)
+	dir := t.TempDir()
+	// A pip of another interpreter first on the worker's PATH.
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "pip"), []byte("#!/bin/sh\necho wrong pip\n"), 0o755))
+	h := &Host{Home: t.TempDir(), Node: "n1", Interpreter: debianPython}
+	env := h.Python().WithPython([]string{"PATH=" + dir + ":" + os.Getenv("PATH")})
+	for _, pip := range []string{"pip", "pip3"} {
+		cmd := exec.Command("/bin/sh", "-c", pip+" --version")
+		cmd.Env = env
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		assert.Contains(t, string(out), "(python 3.", pip)
+		assert.NotContains(t, string(out), "wrong pip")
+		assert.Contains(t, string(out), "/usr/lib/python3/dist-packages/pip", "%s is Debian's python3's pip", pip)
+	}
+}

@@ -12,6 +12,8 @@ type Catalog struct {
 	Components    []ComponentAsset `json:"components,omitempty"`
 	Computes      []Compute        `json:"computes,omitempty"`
 	InstanceTypes []InstanceType   `json:"instance_types,omitempty"`
+	// Environments are registered environments (porch environment create).
+	Environments []EnvironmentAsset `json:"environments,omitempty"`
 }
 
 // Datastore types.

@@ -61,9 +61,11 @@ type ParallelTask struct {
 	Code string `json:"code"`
 	// EntryScript is the script's path relative to Code.
 	EntryScript string `json:"entry_script"`
-	// Environment is the environment as written (porch runs on the
-	// worker's host and says so).
+	// Environment describes the environment as written, one line for
+	// display.
 	Environment string `json:"environment,omitempty"`
+	// Env is the environment the entry scripts run in, as Command.Env.
+	Env *Environment `json:"environment_spec,omitempty"`
 	// ProgramArguments are the script's arguments with the flags porch
 	// reads itself removed; rendered like a command.
 	ProgramArguments Template `json:"program_arguments"`

@@ -126,8 +126,12 @@ type Command struct {
 	// LocalUpload/<hash>/<name>/, see activities/codesnapshot).
 	Code string `json:"code,omitempty"`
 	// Environment describes the environment as written (a reference, an
-	// image, a conda file); porch runs on the worker's host and says so.
-	Environment          string            `json:"environment,omitempty"`
+	// image, a conda file), one line for display.
+	Environment string `json:"environment,omitempty"`
+	// Env is the environment the step runs in, resolved; nil runs it on
+	// the worker's host (no environment:, or a plan recorded before
+	// porch ran environments).
+	Env                  *Environment      `json:"environment_spec,omitempty"`
 	EnvironmentVariables map[string]string `json:"environment_variables,omitempty"`
 	// TimeoutSeconds is limits.timeout; 0 means none.
 	TimeoutSeconds int           `json:"timeout_seconds,omitempty"`

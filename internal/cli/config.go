@@ -32,6 +32,8 @@ const defaultNamespace = "default"
 type fileConfig struct {
 	Address   string `yaml:"address"`
 	Namespace string `yaml:"namespace"`
+	// Runtime is the default of --runtime: auto, podman, docker or host.
+	Runtime string `yaml:"runtime"`
 }
 
 // settings is where porch keeps its files and which Temporal server it
@@ -125,7 +127,7 @@ func readConfig(path string) (fileConfig, error) {
 		return cfg, fmt.Errorf("read config: %v", err)
 	}
 	if err := yaml.Unmarshal(data, &cfg); err != nil {
-		return cfg, fmt.Errorf("%s: %v: expected keys address: and namespace: at the top", path, err)
+		return cfg, fmt.Errorf("%s: %v: expected the keys address:, namespace: and runtime: at the top", path, err)
 	}
 	return cfg, nil
 }

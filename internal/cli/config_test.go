@@ -79,7 +79,7 @@ func TestResolveSettingsBadConfig(t *testing.T) {
 	_, err := resolveSettings(fakeEnv{envHome: home}.get, serverFlags{})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), filepath.Join(home, "config.yaml"))
-	assert.Contains(t, err.Error(), "expected keys address: and namespace:")
+	assert.Contains(t, err.Error(), "expected the keys address, namespace and runtime")
 }
 
 func TestServerSettingsWithoutServer(t *testing.T) {

@@ -30,12 +30,15 @@ type runFlags struct {
 	detach bool
 	// noReuse runs every step, as settings.force_rerun does.
 	noReuse bool
+	// runtime is --runtime, for an embedded run's worker.
+	runtime string
 }
 
 func (f *runFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringArrayVar(&f.set, "set", nil, setUsage)
 	cmd.Flags().BoolVar(&f.detach, "detach", false, "submit the run and exit without watching it (needs a server)")
 	cmd.Flags().BoolVar(&f.noReuse, "no-reuse", false, "run every step, reusing no earlier run's outputs (as settings.force_rerun: true)")
+	registerRuntime(cmd.Flags(), &f.runtime)
 	f.server.register(cmd)
 }
 
@@ -111,7 +114,7 @@ func (a *app) runPipeline(ctx context.Context, file string, f runFlags) error {
 			"is running: the embedded server stops when porch exits. Start one with `porch dev`, or give a server's " +
 			"address with --address or " + envAddress)
 	}
-	sess, err := a.openRunSession(ctx, s, p)
+	sess, err := a.openRunSession(ctx, s, p, f)
 	if err != nil {
 		return err
 	}
@@ -165,10 +168,14 @@ func (a *app) submit(ctx context.Context, sess *session, p *plan.Plan, name stri
 }
 
 // openRunSession connects to the server s names, or embeds one when it
-// names none.
-func (a *app) openRunSession(ctx context.Context, s settings, p *plan.Plan) (*session, error) {
+// names none, whose worker runs steps on the runtime f asks for.
+func (a *app) openRunSession(ctx context.Context, s settings, p *plan.Plan, f runFlags) (*session, error) {
 	if s.Address == "" {
-		return a.startEmbedded(ctx, s, planComputes(p))
+		rt, err := a.resolveRuntime(f.runtime, s.Home)
+		if err != nil {
+			return nil, err
+		}
+		return a.startEmbedded(ctx, s, planComputes(p), rt)
 	}
 	sess, err := a.dial(ctx, s)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"runtime/debug"
 	"strings"
 
+	"github.com/porch-pipelines/porch/activities/launch"
 	"github.com/porch-pipelines/porch/compiler/plan"
 	"github.com/porch-pipelines/porch/compute"
 	"github.com/porch-pipelines/porch/internal/devserver"
@@ -34,6 +35,10 @@ type devFlags struct {
 	// tlsCert, tlsKey and tlsCA are the frontend's TLS files: its
 	// certificate, its key, and the CA of client certificates.
 	tlsCert, tlsKey, tlsCA string
+	// runtime is --runtime, for porch dev's worker and its fleet's;
+	// resolved is what it resolved to.
+	runtime  string
+	resolved launch.Runtime
 }
 
 func (a *app) devCommand() *cobra.Command {
@@ -71,6 +76,7 @@ func (a *app) devCommand() *cobra.Command {
 	fl.StringVar(&f.tlsCert, "tls-cert-path", "", "serve TLS with this certificate, PEM (needs --tls-key-path)")
 	fl.StringVar(&f.tlsKey, "tls-key-path", "", "the TLS certificate's private key, PEM")
 	fl.StringVar(&f.tlsCA, "tls-ca-path", "", "require client certificates signed by this CA, PEM: mutual TLS")
+	registerRuntime(fl, &f.runtime)
 	return cmd
 }
 
@@ -86,6 +92,11 @@ func (a *app) runDev(ctx context.Context, f devFlags) error {
 	if err != nil {
 		return err
 	}
+	rt, err := a.resolveRuntime(f.runtime, home)
+	if err != nil {
+		return err
+	}
+	f.resolved = rt
 	if f.db == "" {
 		f.db = filepath.Join(home, "dev.db")
 	}
@@ -129,7 +140,7 @@ func (a *app) runDev(ctx context.Context, f devFlags) error {
 	computes := append([]string{""}, normaliseComputes(f.computes)...)
 	// GPU -1: the machine's GPUs, as nvidia-smi lists them.
 	opts := worker.Options{Home: home, Computes: computes, Workflows: true, Capacity: plan.ResourceList{GPU: -1},
-		Metrics: metrics.handler()}
+		Metrics: metrics.handler(), Runtime: rt}
 	if sess.worker, err = worker.Start(sess.client, opts); err != nil {
 		return fmt.Errorf("start the worker: %v", err)
 	}
@@ -153,7 +164,7 @@ func (a *app) runDev(ctx context.Context, f devFlags) error {
 	var nodes *fleet.Fleet
 	if f.fleet {
 		nodes, err = fleet.Start(fleet.Options{Client: sess.client, Address: sess.settings.Address, Namespace: f.namespace,
-			Home: home, Skip: computes, Events: a.stdout, Metrics: metrics.handler()})
+			Home: home, Skip: computes, Events: a.stdout, Metrics: metrics.handler(), Runtime: rt.Kind})
 		if err != nil {
 			return err
 		}
@@ -245,6 +256,7 @@ func (a *app) printDevBanner(sess *session, db string, f devFlags, nodes *fleet.
 	}
 	fmt.Fprintf(w, "  database: %s\n", db)
 	fmt.Fprintf(w, "  worker:   task queues %s\n", strings.Join(sess.worker.Queues(), ", "))
+	fmt.Fprintf(w, "  runtime:  %s (steps with an environment: run %s)\n", f.resolved, runtimeWhere(f.resolved))
 	if nodes != nil {
 		fmt.Fprintf(w, "  fleet:    on: workers for amlcompute computes, started on demand (logs: %s)\n", nodes.Dir())
 	}
@@ -263,7 +275,7 @@ func (a *app) workerCommand() *cobra.Command {
 	var flags serverFlags
 	var computes, instanceTypes []string
 	var withWorkflows bool
-	var python, node, advertise, labels, cpu, memory, statusFile, metricsAddr string
+	var python, node, advertise, labels, cpu, memory, statusFile, metricsAddr, runtime string
 	var gpu int64
 	var slots int
 	var preemptible bool
@@ -301,6 +313,13 @@ func (a *app) workerCommand() *cobra.Command {
 			if opts.Capacity, err = parseCapacity(cpu, memory, gpu); err != nil {
 				return err
 			}
+			home, err := resolveHome(a.getenv)
+			if err != nil {
+				return err
+			}
+			if opts.Runtime, err = a.resolveRuntime(runtime, home); err != nil {
+				return err
+			}
 			if slots < 0 {
 				return fmt.Errorf("--slots %d is negative: give the number of activities to run at once, or 0 for no limit", slots)
 			}
@@ -330,6 +349,7 @@ func (a *app) workerCommand() *cobra.Command {
 	f.IntVar(&slots, "slots", 0, "run at most this many activities (steps, mini-batches) at once on each amlcompute queue (default: no limit)")
 	f.StringVar(&statusFile, "status-file", "", "keep this file up to date with the worker's running activities (for porch dev's fleet)")
 	f.StringVar(&metricsAddr, "metrics-address", "", "serve Prometheus metrics at http://ADDRESS/metrics, and health at /healthz and /readyz (host:port, such as :9464)")
+	registerRuntime(f, &runtime)
 	f.BoolVar(&preemptible, "preemptible", false, "run spot steps, and stop at once on SIGTERM like a spot VM (default: true on a low_priority amlcompute)")
 	flags.register(cmd)
 	return cmd

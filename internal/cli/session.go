@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"github.com/porch-pipelines/porch/activities/launch"
 	"io"
 	"log/slog"
 	"os"
@@ -161,7 +162,7 @@ func (a *app) dial(ctx context.Context, s settings) (*session, error) {
 // runs workflows and serves the default queue and computes. It is used
 // only when no server is configured and no porch dev runs, so there is no
 // catalogue but the scratch server's own (empty) one.
-func (a *app) startEmbedded(ctx context.Context, s settings, computes []string) (*session, error) {
+func (a *app) startEmbedded(ctx context.Context, s settings, computes []string, rt launch.Runtime) (*session, error) {
 	serverLog, err := openLog(s.Home, "server.log")
 	if err != nil {
 		return nil, err
@@ -190,7 +191,7 @@ func (a *app) startEmbedded(ctx context.Context, s settings, computes []string) 
 	// This machine is every node of the cluster. GPU -1: the machine's
 	// GPUs, as nvidia-smi lists them.
 	sess.worker, err = worker.Start(sess.client, worker.Options{Home: s.Home, Computes: computes, Workflows: true,
-		Datastores: worker.CatalogDatastores(sess.client), AnyNode: true, Capacity: plan.ResourceList{GPU: -1}})
+		Datastores: worker.CatalogDatastores(sess.client), AnyNode: true, Capacity: plan.ResourceList{GPU: -1}, Runtime: rt})
 	if err != nil {
 		sess.Close()
 		return nil, fmt.Errorf("start the worker: %v", err)

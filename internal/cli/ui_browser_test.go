@@ -92,6 +92,9 @@ func TestPageInBrowser(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv(envHome, filepath.Join(dir, "home"))
 	t.Setenv(envAddress, "")
+	// The sweep's trial declares a curated environment: its steps run on
+	// the host, whatever container runtime this machine has.
+	t.Setenv(envRuntime, "host")
 	work := filepath.Join(dir, "pipeline")
 	require.NoError(t, os.CopyFS(work, os.DirFS(filepath.Join("testdata", "ui"))))
 	shots := os.Getenv(envScreenshots)

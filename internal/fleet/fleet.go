@@ -39,6 +39,9 @@ type Options struct {
 	Interval time.Duration
 	// Metrics receives porch_fleet_nodes by compute; nil records none.
 	Metrics client.MetricsHandler
+	// Runtime is the nodes' runtime (porch worker --runtime), "" for
+	// their default.
+	Runtime string
 }
 
 // Fleet scales the nodes of every amlcompute compute in the catalogue.

@@ -52,6 +52,9 @@ func startNode(o *Options, compute, name string) (*node, error) {
 	n.cmd = exec.Command(o.Executable, "worker", "--address", o.Address, "--namespace", o.Namespace,
 		"--compute", compute, "--node", name, "--slots", "1", "--status-file", n.status)
 	n.cmd.Env = append(os.Environ(), "PORCH_HOME="+o.Home)
+	if o.Runtime != "" {
+		n.cmd.Env = append(n.cmd.Env, "PORCH_RUNTIME="+o.Runtime)
+	}
 	n.cmd.Stdout, n.cmd.Stderr = logf, logf
 	n.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 	if err := n.cmd.Start(); err != nil {
