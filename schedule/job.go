@@ -40,8 +40,8 @@ var triggerRef = regexp.MustCompile(`\$\{\{\s*([^}]*?)\s*\}\}`)
 
 // Refs a scheduled job's inputs may hold, filled as each run starts.
 const (
-	RefName        = "${{name}}"
-	RefTriggerTime = "${{creation_context.trigger_time}}"
+	RefName        = plan.ScheduledRunName
+	RefTriggerTime = plan.ScheduledTriggerTime
 )
 
 // readJob reads create_job: a path, or a pipeline job with overrides.
