@@ -22,12 +22,11 @@ const memoSchedule = "schedule"
 
 // scheduleMemo is what a schedule's runs carry of it in their memo.
 type scheduleMemo struct {
-	Name        string            `json:"name"`
-	File        string            `json:"file"`
-	Trigger     string            `json:"trigger"`
-	DisplayName string            `json:"display_name,omitempty"`
-	Description string            `json:"description,omitempty"`
-	Tags        map[string]string `json:"tags,omitempty"`
+	Name        string `json:"name"`
+	File        string `json:"file"`
+	Trigger     string `json:"trigger"`
+	DisplayName string `json:"display_name,omitempty"`
+	Description string `json:"description,omitempty"`
 }
 
 // Bounds of a schedule's labels, as porch's other labels.
@@ -69,7 +68,7 @@ func newScheduled(s *schedule.Schedule, p *plan.Plan, source []byte, now time.Ti
 func (sc *scheduled) action(next []time.Time) *client.ScheduleWorkflowAction {
 	r := workflows.NewStartRequest(sc.p, "", sc.source)
 	r.Options.Memo[memoSchedule] = scheduleMemo{Name: sc.s.Name, File: absPath(sc.s.File), Trigger: sc.s.Trigger.Describe(),
-		DisplayName: sc.s.DisplayName, Description: sc.s.Description, Tags: sc.s.Tags}
+		DisplayName: sc.s.DisplayName, Description: sc.s.Description}
 	return &client.ScheduleWorkflowAction{
 		ID:                       sc.s.Name,
 		Workflow:                 workflows.PipelineName,
@@ -171,4 +170,3 @@ func cutText(s string, n int) string {
 	}
 	return s + "…"
 }
-

@@ -36,6 +36,8 @@ type porchSchedule struct {
 	memo     scheduleMemo
 	pipeline string
 	queue    string
+	// tags are the tags its runs carry.
+	tags map[string]string
 }
 
 // describeSchedule reads a schedule porch created.
@@ -53,6 +55,9 @@ func describeSchedule(ctx context.Context, sess *session, name string) (*porchSc
 	dc := converter.GetDefaultDataConverter()
 	if p, ok := act.Memo[memoSchedule].(*commonpb.Payload); ok {
 		_ = dc.FromPayload(p, &ps.memo)
+	}
+	if p, ok := act.Memo[workflows.MemoTags].(*commonpb.Payload); ok {
+		_ = dc.FromPayload(p, &ps.tags)
 	}
 	if len(act.Args) > 0 {
 		var head struct {
@@ -192,8 +197,8 @@ func (a *app) showSchedule(ctx context.Context, sess *session, ps *porchSchedule
 	}
 	fmt.Fprintf(w, "file: %s\n", orDefault(ps.memo.File, "-"))
 	fmt.Fprintf(w, "pipeline: %s, each run named %s-<time> on task queue %s\n", orDefault(ps.pipeline, "-"), ps.name, ps.queue)
-	if len(ps.memo.Tags) > 0 {
-		fmt.Fprintf(w, "tags: %s\n", tagsText(ps.memo.Tags))
+	if len(ps.tags) > 0 {
+		fmt.Fprintf(w, "tags: %s\n", tagsText(ps.tags))
 	}
 	if pol := d.Schedule.Policy; pol != nil {
 		fmt.Fprintf(w, "overlap: %s, catch-up window: %s\n", overlapName(pol.Overlap), pol.CatchupWindow)
