@@ -1,9 +1,7 @@
 package workflows
 
 import (
-	"time"
-
-	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/porch-pipelines/porch/compiler/plan"
@@ -15,6 +13,11 @@ const (
 	AttrScheduledBy = "TemporalScheduledById"
 	// AttrScheduledStart is the time the schedule fired for it.
 	AttrScheduledStart = "TemporalScheduledStartTime"
+)
+
+var (
+	keyScheduledBy    = temporal.NewSearchAttributeKeyKeyword(AttrScheduledBy)
+	keyScheduledStart = temporal.NewSearchAttributeKeyTime(AttrScheduledStart)
 )
 
 // scheduledChange is the GetVersion id of root runs a schedule started
@@ -29,17 +32,13 @@ func fillScheduled(ctx workflow.Context, in *PipelineInput) {
 	if in.Prefix != "" || !plan.HasScheduledRefs(in.Inputs) {
 		return
 	}
-	info := workflow.GetInfo(ctx)
-	fields := info.SearchAttributes.GetIndexedFields()
-	if _, ok := fields[AttrScheduledBy]; !ok {
+	sa := workflow.GetTypedSearchAttributes(ctx)
+	if _, ok := sa.GetKeyword(keyScheduledBy); !ok {
 		return
 	}
-	fired := info.WorkflowStartTime
-	if p, ok := fields[AttrScheduledStart]; ok {
-		var t time.Time
-		if converter.GetDefaultDataConverter().FromPayload(p, &t) == nil && !t.IsZero() {
-			fired = t
-		}
+	fired, ok := sa.GetTime(keyScheduledStart)
+	if !ok || fired.IsZero() {
+		fired = workflow.GetInfo(ctx).WorkflowStartTime
 	}
 	if workflow.GetVersion(ctx, scheduledChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		return

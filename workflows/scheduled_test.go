@@ -5,6 +5,7 @@ import (
 
 	"github.com/stretchr/testify/mock"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/porch-pipelines/porch/compiler/plan"
@@ -30,7 +31,8 @@ func (s *PipelineSuite) TestScheduledRunFillsItsInputs() {
 	s.onCommand(nil, nil)
 	s.env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: "nightly-2027-03-14T09:00:00Z"})
 	fired := time.Date(2027, 3, 14, 9, 0, 0, 0, time.UTC)
-	s.Require().NoError(s.env.SetSearchAttributesOnStart(map[string]any{AttrScheduledBy: "nightly", AttrScheduledStart: fired}))
+	s.Require().NoError(s.env.SetTypedSearchAttributesOnStart(temporal.NewSearchAttributes(
+		keyScheduledBy.ValueSet("nightly"), keyScheduledStart.ValueSet(fired))))
 	s.env.OnUpsertTypedSearchAttributes(mock.Anything).Return(nil).Maybe()
 	s.env.ExecuteWorkflow(PipelineName, NewPipelineInput(p, ""))
 	s.Require().NoError(s.env.GetWorkflowError())
