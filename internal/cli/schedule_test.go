@@ -203,3 +203,61 @@ func TestScheduleErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestScheduleUpdateAndResume updates a schedule (trigger, overlap), then
+// resumes a scheduled run that failed: the new execution's inputs are
+// filled as the first one's were.
+func TestScheduleUpdateAndResume(t *testing.T) {
+	c, home := startInputServer(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	flag := filepath.Join(dir, "flag")
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "p.yml"), []byte(`type: pipeline
+name: flaky
+inputs:
+  who: nobody
+jobs:
+  check:
+    command: test -f `+flag+` && echo "this is ${{inputs.who}}"
+    inputs:
+      who: ${{parent.inputs.who}}
+`), 0o644))
+	sched := filepath.Join(dir, "s.yml")
+	require.NoError(t, os.WriteFile(sched, []byte(`name: flaky_nightly
+trigger: {type: cron, expression: "0 2 * * *", start_time: "2030-01-01T00:00:00"}
+create_job:
+  type: pipeline
+  job: p.yml
+  inputs: {who: "${{name}} due ${{creation_context.trigger_time}}"}
+`), 0o644))
+	porchCmd(t, ExitOK, "schedule", "create", "-f", sched)
+	out, _ := porchCmd(t, ExitOK, "schedule", "update", "-f", sched, "--set", "trigger.expression=30 3 * * MON", "--overlap", "buffer_one")
+	assert.Contains(t, out, "schedule flaky_nightly updated on ")
+	desc, err := c.ScheduleClient().GetHandle(ctx, "flaky_nightly").Describe(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, "buffer_one", overlapName(desc.Schedule.Policy.Overlap))
+	next := desc.Info.NextActionTimes[0].UTC()
+	assert.Equal(t, "2030-01-07T03:30:00Z", next.Format(time.RFC3339), "the first Monday of 2030 at 03:30 UTC")
+
+	_, stderr := porchCmd(t, ExitFailure, "schedule", "trigger", "flaky_nightly", "--watch")
+	run := regexp.MustCompile(`run (flaky_nightly-\S+Z) failed`).FindStringSubmatch(stderr)
+	require.NotNil(t, run, stderr)
+	require.NoError(t, os.WriteFile(flag, nil, 0o644))
+	out, _ = porchCmd(t, ExitOK, "job", "resume", run[1])
+	assert.Contains(t, out, "run "+run[1]+" resumed")
+	log, err := os.ReadFile(filepath.Join(home, "datastores", "workspaceblobstore", "azureml", run[1], "check", "artifacts", "user_logs", "std_log.txt"))
+	require.NoError(t, err)
+	due := strings.TrimPrefix(run[1], "flaky_nightly-")
+	assert.Contains(t, string(log), "\nthis is "+run[1]+" due "+due+"\n")
+}
+
+// TestScheduleNeedsAServer: with no server configured and no porch dev,
+// there is nowhere to keep a schedule.
+func TestScheduleNeedsAServer(t *testing.T) {
+	t.Setenv(envHome, filepath.Join(t.TempDir(), "home"))
+	t.Setenv(envAddress, "")
+	_, stderr := porchCmd(t, ExitFailure, "schedule", "create", "-f", filepath.Join(scheduleExamples, "cron-job-schedule.yml"))
+	assert.Contains(t, stderr, "porch: schedules live on a server that outlives porch, and none is configured and no `porch dev` is running")
+	_, stderr = porchCmd(t, ExitFailure, "schedule", "list")
+	assert.Contains(t, stderr, "start one with `porch dev`")
+}
