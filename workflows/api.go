@@ -47,6 +47,9 @@ const (
 	MemoPlan   = "plan"   // a one-line-per-step summary
 	// MemoSubmittedBy is who submitted the run (user@host).
 	MemoSubmittedBy = "submitted_by"
+	// MemoTags are the run's tags (the job file's tags:, a schedule's
+	// create_job tags), a map of strings.
+	MemoTags = "tags"
 )
 
 // PipelineInput starts a DAG workflow: the root run or a nested pipeline step.

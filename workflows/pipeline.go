@@ -35,6 +35,7 @@ func Pipeline(ctx workflow.Context, in PipelineInput) (PipelineResult, error) {
 	if err := adoptRun(ctx, &in); err != nil {
 		return PipelineResult{}, err
 	}
+	fillScheduled(ctx, &in)
 	d := newDAG(in)
 	if err := setQuery(ctx, StepsQuery, func() ([]StepState, error) {
 		return d.states(), nil

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
+	commonpb "go.temporal.io/api/common/v1"
 	enums "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
@@ -51,6 +53,11 @@ func Resume(ctx context.Context, c client.Client, runID string) (client.Workflow
 	// its input: it took its workflow id.
 	if in.RunID == "" {
 		in.RunID = runID
+	}
+	// A run a schedule started filled its inputs as it started; the new
+	// execution, which no schedule starts, gets them filled.
+	if fired, ok := scheduledAt(info.GetSearchAttributes()); ok {
+		in.Inputs = plan.FillScheduled(in.Inputs, runID, fired)
 	}
 	memo := map[string]any{}
 	for k, v := range info.GetMemo().GetFields() {
@@ -164,4 +171,16 @@ func completedID(ev *historypb.HistoryEvent) string {
 func RunSettings(ctx context.Context, c client.Client, runID string) (plan.Settings, error) {
 	in, err := startInput(ctx, c, runID, "")
 	return in.Settings, err
+}
+
+// scheduledAt is when the schedule that started a run fired, read from
+// the run's search attributes; false for a run no schedule started.
+func scheduledAt(sa *commonpb.SearchAttributes) (time.Time, bool) {
+	fields := sa.GetIndexedFields()
+	if _, ok := fields[AttrScheduledBy]; !ok {
+		return time.Time{}, false
+	}
+	var t time.Time
+	p, ok := fields[AttrScheduledStart]
+	return t, ok && converter.GetDefaultDataConverter().FromPayload(p, &t) == nil && !t.IsZero()
 }

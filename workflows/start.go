@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
+	"slices"
 	"strings"
 
 	enums "go.temporal.io/api/enums/v1"
@@ -28,12 +29,28 @@ func NewRunID(p *plan.Plan) string {
 	return p.Name + "-" + string(b)
 }
 
-// Start submits a compiled plan as a run with the given id. source is the
-// pipeline YAML, kept in the memo for the UI.
-func Start(ctx context.Context, c client.Client, p *plan.Plan, runID string, source []byte) (client.WorkflowRun, error) {
-	in := NewPipelineInput(p, runID)
+// StartRequest is how porch starts a run of a plan: the Pipeline
+// workflow's start options and input. porch run and job create start it
+// as it is; a schedule's action carries the same options and input, so
+// every scheduled run starts as a submitted one does.
+type StartRequest struct {
+	Options client.StartWorkflowOptions
+	Input   PipelineInput
+}
+
+// NewStartRequest is the request that starts a run of p as runID. source
+// is the pipeline YAML, kept in the memo for the UI. With an empty runID
+// the run takes its workflow id as its run id, as a run started from
+// porch compile -o start-input does, and sets its PorchRun itself: the
+// options then have no ID and no PorchRun attribute, and their details
+// name the run RUN.
+func NewStartRequest(p *plan.Plan, runID string, source []byte) StartRequest {
 	if len(source) > maxMemoSource {
 		source = append(source[:maxMemoSource:maxMemoSource], "\n# ... truncated by porch"...)
+	}
+	label := runID
+	if label == "" {
+		label = "RUN"
 	}
 	opts := client.StartWorkflowOptions{
 		ID:                    runID,
@@ -43,7 +60,7 @@ func Start(ctx context.Context, c client.Client, p *plan.Plan, runID string, sou
 		// named after one that ended is refused, not started over it.
 		WorkflowIDReusePolicy: enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		StaticSummary:         RunSummary(p),
-		StaticDetails:         RunDetails(p, runID),
+		StaticDetails:         RunDetails(p, label),
 		Memo: map[string]any{
 			MemoSource: string(source),
 			MemoPlan:   Summary(p),
@@ -52,7 +69,17 @@ func Start(ctx context.Context, c client.Client, p *plan.Plan, runID string, sou
 	if p.Settings.SubmittedBy != "" {
 		opts.Memo[MemoSubmittedBy] = p.Settings.SubmittedBy
 	}
-	return c.ExecuteWorkflow(ctx, opts, PipelineName, in)
+	if len(p.Tags) > 0 {
+		opts.Memo[MemoTags] = p.Tags
+	}
+	return StartRequest{Options: opts, Input: NewPipelineInput(p, runID)}
+}
+
+// Start submits a compiled plan as a run with the given id. source is the
+// pipeline YAML, kept in the memo for the UI.
+func Start(ctx context.Context, c client.Client, p *plan.Plan, runID string, source []byte) (client.WorkflowRun, error) {
+	r := NewStartRequest(p, runID, source)
+	return c.ExecuteWorkflow(ctx, r.Options, PipelineName, r.Input)
 }
 
 // NewPipelineInput is the input of a run of p: what Start passes, and what
@@ -70,9 +97,14 @@ func NewPipelineInput(p *plan.Plan, runID string) PipelineInput {
 	}
 }
 
-// runAttributes are a run's search attributes.
+// runAttributes are a run's search attributes; without a run id, all but
+// PorchRun.
 func runAttributes(k runKeys) temporal.SearchAttributes {
-	return temporal.NewSearchAttributes(updatesOf(rootAttributes(k))...)
+	kws := rootAttributes(k)
+	if k.run == "" {
+		kws = slices.DeleteFunc(kws, func(kw keyword) bool { return kw.key == keyRun })
+	}
+	return temporal.NewSearchAttributes(updatesOf(kws)...)
 }
 
 // Summary describes a plan one line per step, indented by nesting:

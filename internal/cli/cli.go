@@ -143,6 +143,7 @@ func (a *app) rootCommand() *cobra.Command {
 		a.assetCommand(dataAssets, "Register, list, show and delete data assets (as az ml data)"),
 		a.assetCommand(models, "Register, list, show and delete models (as az ml model)"),
 		a.componentCommand(),
+		a.scheduleCommand(),
 		a.computeCommand(), a.instanceTypeCommand(), a.quotaCommand(), a.uiCommand(), a.environmentCommand())
 	refuseUnknownSubcommands(root)
 	return root

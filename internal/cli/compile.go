@@ -84,6 +84,13 @@ func (a *app) compileCommand() *cobra.Command {
 //
 // A signal stops it at once, with ctx's error.
 func (a *app) compile(ctx context.Context, path string, set map[string]string, server serverFlags, run bool) (*plan.Plan, error) {
+	return a.compileAt(ctx, path, set, server, run, nil)
+}
+
+// compileAt is compile with the overrides written elsewhere than on the
+// command line (a schedule's create_job): a problem with --set KEY is
+// reported at at[KEY].
+func (a *app) compileAt(ctx context.Context, path string, set map[string]string, server serverFlags, run bool, at map[string]plan.Pos) (*plan.Plan, error) {
 	limits, err := compilerLimits(a.getenv)
 	if err != nil {
 		return nil, err
@@ -98,6 +105,11 @@ func (a *app) compile(ctx context.Context, path string, set map[string]string, s
 			if err != nil {
 				return nil, err
 			}
+		}
+	}
+	for i, d := range diags {
+		if pos, ok := at[strings.TrimPrefix(d.Pos.File, "--set ")]; ok && strings.HasPrefix(d.Pos.File, "--set ") {
+			diags[i].Pos = pos
 		}
 	}
 	if len(diags) > 0 {

@@ -43,6 +43,7 @@ func (a *app) connect(ctx context.Context, flags serverFlags) (*session, error) 
 func (a *app) jobListCommand() *cobra.Command {
 	var flags serverFlags
 	var limit int
+	var sched string
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List runs, newest first",
@@ -55,6 +56,9 @@ func (a *app) jobListCommand() *cobra.Command {
 			}
 			ctx := cmd.Context()
 			s, err := a.serverSettings(flags)
+			if errors.Is(err, errNoServer) && sched != "" {
+				return fmt.Errorf("--schedule %s: %v: schedules and their runs are on the server", sched, err)
+			}
 			if errors.Is(err, errNoServer) {
 				recs := listRecords(recordStores(ctx, s.Home, nil, nil), limit)
 				if len(recs) == 0 {
@@ -70,10 +74,11 @@ func (a *app) jobListCommand() *cobra.Command {
 				return err
 			}
 			defer sess.Close()
-			return a.listRuns(ctx, sess, limit)
+			return a.listRuns(ctx, sess, limit, sched)
 		},
 	}
 	cmd.Flags().IntVar(&limit, "limit", 20, "list at most this many runs")
+	cmd.Flags().StringVar(&sched, "schedule", "", "list only the runs this schedule started")
 	flags.register(cmd)
 	return cmd
 }
@@ -82,12 +87,18 @@ func (a *app) jobListCommand() *cobra.Command {
 type runRow struct {
 	id, status, duration, pipeline, user string
 	started                              time.Time
+	// schedule is the schedule that started the run, "" for none.
+	schedule string
 }
 
 // listRuns prints root runs, workflows carrying PorchRun but not
-// PorchStep, with the recorded runs the server does not know.
-func (a *app) listRuns(ctx context.Context, sess *session, limit int) error {
+// PorchStep, with the recorded runs the server does not know; only a
+// schedule's runs when sched names it.
+func (a *app) listRuns(ctx context.Context, sess *session, limit int, sched string) error {
 	query := fmt.Sprintf("%s IS NOT NULL AND %s IS NULL", workflows.AttrRun, workflows.AttrStep)
+	if sched != "" {
+		query += fmt.Sprintf(" AND %s = %q", workflows.AttrScheduledBy, sched)
+	}
 	resp, err := sess.client.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
 		Namespace: sess.settings.Namespace, PageSize: int32(limit), Query: query,
 	})
@@ -102,10 +113,18 @@ func (a *app) listRuns(ctx context.Context, sess *session, limit int) error {
 	for _, e := range execs {
 		rows = append(rows, runRow{id: e.GetExecution().GetWorkflowId(), status: statusName(e.GetStatus()),
 			started: e.GetStartTime().AsTime(), duration: runDuration(e),
-			pipeline: keyword(e.GetSearchAttributes(), workflows.AttrPipeline), user: keyword(e.GetSearchAttributes(), workflows.AttrUser)})
+			pipeline: keyword(e.GetSearchAttributes(), workflows.AttrPipeline), user: keyword(e.GetSearchAttributes(), workflows.AttrUser),
+			schedule: keyword(e.GetSearchAttributes(), workflows.AttrScheduledBy)})
 	}
-	recs := listRecords(recordStores(ctx, sess.settings.Home, sess.datastores(ctx), sess), limit)
+	var recs []*recordedRun
+	if sched == "" {
+		recs = listRecords(recordStores(ctx, sess.settings.Home, sess.datastores(ctx), sess), limit)
+	}
 	rows = mergeRuns(rows, len(execs) == limit, recs, limit)
+	if len(rows) == 0 && sched != "" {
+		fmt.Fprintf(a.stdout, "no runs of schedule %s on %s (namespace %s)\n", sched, sess.settings.Address, sess.settings.Namespace)
+		return nil
+	}
 	if len(rows) == 0 {
 		fmt.Fprintf(a.stdout, "no runs on %s (namespace %s)\n", sess.settings.Address, sess.settings.Namespace)
 		return nil
@@ -140,17 +159,27 @@ func mergeRuns(rows []runRow, full bool, recs []*recordedRun, limit int) []runRo
 	return rows
 }
 
-// printRuns prints the run table.
+// printRuns prints the run table; with a SCHEDULE column when a schedule
+// started one of the runs.
 func (a *app) printRuns(rows []runRow) error {
+	scheduled := slices.ContainsFunc(rows, func(r runRow) bool { return r.schedule != "" })
 	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "RUN\tSTATUS\tSTARTED\tDURATION\tPIPELINE\tUSER")
+	head := "RUN\tSTATUS\tSTARTED\tDURATION\tPIPELINE\tUSER"
+	if scheduled {
+		head += "\tSCHEDULE"
+	}
+	fmt.Fprintln(tw, head)
 	for _, r := range rows {
 		user := r.user
 		if user == "" {
 			user = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.id, r.status, r.started.Local().Format("2006-01-02 15:04:05"),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s", r.id, r.status, r.started.Local().Format("2006-01-02 15:04:05"),
 			r.duration, r.pipeline, user)
+		if scheduled {
+			fmt.Fprintf(tw, "\t%s", orDefault(r.schedule, "-"))
+		}
+		fmt.Fprintln(tw)
 	}
 	return tw.Flush()
 }

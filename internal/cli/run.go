@@ -147,15 +147,9 @@ func (a *app) submit(ctx context.Context, sess *session, p *plan.Plan, name stri
 		}
 		runID = name
 	}
-	if err := a.snapshotCode(ctx, sess, p); err != nil {
+	if err := a.prepareStart(ctx, sess, p); err != nil {
 		return nil, "", err
 	}
-	// A step that no quota could ever admit is refused now, not left to
-	// wait forever.
-	if err := workflows.CheckQuotas(ctx, sess.client, p); err != nil {
-		return nil, "", err
-	}
-	p.Settings.SubmittedBy = submitter(a.getenv)
 	run, err := workflows.Start(ctx, sess.client, p, runID, source)
 	var started *serviceerror.WorkflowExecutionAlreadyStarted
 	if errors.As(err, &started) {
@@ -165,6 +159,22 @@ func (a *app) submit(ctx context.Context, sess *session, p *plan.Plan, name stri
 		return nil, "", fmt.Errorf("submit the run to %s: %v%s", sess.settings.Address, err, searchAttributesHint(err, sess.settings))
 	}
 	return run, runID, nil
+}
+
+// prepareStart readies a compiled plan to be started, by porch run and
+// job create now or by a schedule later: its code snapshotted, its quotas
+// checked, its submitter recorded.
+func (a *app) prepareStart(ctx context.Context, sess *session, p *plan.Plan) error {
+	if err := a.snapshotCode(ctx, sess, p); err != nil {
+		return err
+	}
+	// A step that no quota could ever admit is refused now, not left to
+	// wait forever.
+	if err := workflows.CheckQuotas(ctx, sess.client, p); err != nil {
+		return err
+	}
+	p.Settings.SubmittedBy = submitter(a.getenv)
+	return nil
 }
 
 // openRunSession connects to the server s names, or embeds one when it

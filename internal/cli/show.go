@@ -84,6 +84,7 @@ func (a *app) showRun(ctx context.Context, sess *session, runID string, info *wo
 	if user := keyword(info.GetSearchAttributes(), workflows.AttrUser); user != "" {
 		fmt.Fprintf(a.stdout, "submitted by %s\n", user)
 	}
+	a.printRunOrigin(info)
 	w := newStepWatcher(sess.client)
 	w.workers = newWorkerCheck(sess.client, sess.settings.connectFlags(), 0)
 	steps, err := w.snapshot(ctx, runID)
