@@ -31,8 +31,10 @@ import (
 var sdkBuckets = []float64{0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60}
 
 // porchBuckets are the buckets of porch's own timers: steps, mini-batches
-// and quota waits last from a second to a day.
-var porchBuckets = []float64{0.1, 0.5, 1, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 7200, 14400, 43200, 86400}
+// and quota waits last from a few milliseconds (a mini-batch of a tiny
+// run(), a quota granted at once) to a day.
+var porchBuckets = []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600,
+	1800, 3600, 7200, 14400, 43200, 86400}
 
 // Metrics is a process's Prometheus registry and the Temporal metrics
 // handler that records into it.

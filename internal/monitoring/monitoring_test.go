@@ -85,3 +85,36 @@ func TestServeBusyAddress(t *testing.T) {
 	assert.Contains(t, err.Error(), "--metrics-address "+e.Addr()+": ")
 	assert.Contains(t, err.Error(), "give a free host:port such as :9464")
 }
+
+// TestMillisecondBuckets checks that porch's timers tell a mini-batch of
+// 3 ms from one of 40 ms and from one of 90 ms: every tiny mini-batch and
+// quota wait used to fall in the first bucket, 0.1 s, and read 0.095 as a
+// quantile.
+func TestMillisecondBuckets(t *testing.T) {
+	m, err := New()
+	require.NoError(t, err)
+	h := m.Handler().WithTags(map[string]string{telemetry.LabelCompute: "cpu"})
+	for _, took := range []time.Duration{3 * time.Millisecond, 40 * time.Millisecond, 90 * time.Millisecond} {
+		telemetry.MiniBatchSucceeded(h, 1, took)
+	}
+	telemetry.QuotaWaited(m.Handler(), "compute", "cpu", 2*time.Millisecond)
+	families, err := m.Registry().Gather()
+	require.NoError(t, err)
+	buckets := map[string]map[float64]uint64{}
+	for _, f := range families {
+		for _, s := range f.GetMetric() {
+			if hist := s.GetHistogram(); hist != nil {
+				buckets[f.GetName()] = map[float64]uint64{}
+				for _, b := range hist.GetBucket() {
+					buckets[f.GetName()][b.GetUpperBound()] = b.GetCumulativeCount()
+				}
+			}
+		}
+	}
+	mb := buckets["porch_minibatch_duration_seconds"]
+	assert.Equal(t, uint64(1), mb[0.005], "mini-batches of 5 ms or less")
+	assert.Equal(t, uint64(1), mb[0.025], "mini-batches of 25 ms or less")
+	assert.Equal(t, uint64(2), mb[0.05], "mini-batches of 50 ms or less")
+	assert.Equal(t, uint64(3), mb[0.1], "mini-batches of 100 ms or less")
+	assert.Equal(t, uint64(1), buckets["porch_quota_wait_seconds"][0.005], "quota waits of 5 ms or less")
+}
