@@ -56,11 +56,11 @@ func TestEndpoint(t *testing.T) {
 	code, body = get(t, base+"/metrics")
 	require.Equal(t, http.StatusOK, code)
 	for _, want := range []string{
-		`porch_steps_started_total{compute="serverless",experiment="exp",step_type="command"} 1`,
-		`porch_steps_failed_total{compute="cpu-cluster",experiment="exp",step_type="parallel"} 1`,
-		`porch_step_duration_seconds_bucket{compute="cpu-cluster",experiment="exp",status="failed",step_type="parallel",le="120"} 1`,
-		`porch_step_duration_seconds_bucket{compute="cpu-cluster",experiment="exp",status="failed",step_type="parallel",le="60"} 0`,
-		`temporal_request_total 2`,
+		`porch_steps_started_total{compute="serverless",experiment="exp",service_name="porch",step_type="command"} 1`,
+		`porch_steps_failed_total{compute="cpu-cluster",experiment="exp",service_name="porch",step_type="parallel"} 1`,
+		`porch_step_duration_seconds_bucket{compute="cpu-cluster",experiment="exp",service_name="porch",status="failed",step_type="parallel",le="120"} 1`,
+		`porch_step_duration_seconds_bucket{compute="cpu-cluster",experiment="exp",service_name="porch",status="failed",step_type="parallel",le="60"} 0`,
+		`temporal_request_total{service_name="porch"} 2`,
 		`go_goroutines `,
 	} {
 		assert.Contains(t, body, want)
