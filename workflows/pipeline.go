@@ -35,6 +35,7 @@ func Pipeline(ctx workflow.Context, in PipelineInput) (PipelineResult, error) {
 		return PipelineResult{}, err
 	}
 	d := newDAG(in)
+	d.countersAtZero(ctx)
 	if err := setQuery(ctx, StepsQuery, func() ([]StepState, error) {
 		return d.states(), nil
 	}); err != nil {
