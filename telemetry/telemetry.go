@@ -37,8 +37,10 @@ type Metric struct {
 	// histogram's in _seconds.
 	Name string
 	Kind Kind
-	// Labels are porch's labels; the Temporal SDK adds its own (namespace,
-	// task_queue, workflow_type, activity_type).
+	// Labels are porch's labels. Every series also carries
+	// service_name="porch" (package monitoring), and those recorded in
+	// workflows (steps, quota waits) the Temporal SDK's workflow tags
+	// (namespace, task_queue, workflow_type, ...).
 	Labels []string
 	// Help says what it counts, for docs/metrics.md and the dashboard.
 	Help string
