@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/porch-pipelines/porch/internal/monitoring"
 	"github.com/porch-pipelines/porch/telemetry"
 )
 
@@ -73,6 +74,7 @@ func TestGrafanaDashboard(t *testing.T) {
 		}
 		for _, tg := range p.Targets {
 			check("panel "+p.Title, tg.Expr)
+			checkPorchOnly(t, "panel "+p.Title, tg.Expr)
 		}
 	}
 	for _, v := range d.Templating.List {
@@ -83,6 +85,24 @@ func TestGrafanaDashboard(t *testing.T) {
 	for name := range porch {
 		if !used[name] && !used[name+"_bucket"] && !used[name+"_count"] {
 			t.Errorf("no panel shows %s", name)
+		}
+	}
+}
+
+// sdkSelector matches a Temporal SDK metric in a query with the label
+// matchers that follow it.
+var sdkSelector = regexp.MustCompile(`\b(temporal_[a-z0-9_]+)\b(\{[^}]*\})?`)
+
+// checkPorchOnly fails a query that selects a Temporal SDK metric without
+// service_name="porch": the Temporal server's own system worker exports
+// the same names (temporal_worker_task_slots_used, ...) from the server's
+// metrics endpoint, which the same Prometheus scrapes.
+func checkPorchOnly(t *testing.T, where, expr string) {
+	t.Helper()
+	want := monitoring.ServiceLabel + `="` + monitoring.ServiceName + `"`
+	for _, m := range sdkSelector.FindAllStringSubmatch(expr, -1) {
+		if !strings.Contains(m[2], want) {
+			t.Errorf("%s: %s is not filtered to porch's workers: select it with {%s}, or the Temporal server's system worker is counted too", where, m[1], want)
 		}
 	}
 }

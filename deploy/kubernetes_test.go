@@ -198,11 +198,27 @@ func TestKubernetesHPAAlternative(t *testing.T) {
 				t.Errorf("%s: HPA %q: want External metrics selected by task queue", where, h.Name)
 				continue
 			}
-			if q := metric.External.Metric.Selector.MatchLabels["taskqueue"]; !slices.Contains(queues, q) {
-				t.Errorf("%s: HPA %q follows task queue %q, but Deployment %q serves %q", where, h.Name, q, d.Name, queues)
+			q := metric.External.Metric.Selector.MatchLabels["taskqueue"]
+			if !slices.ContainsFunc(queues, func(queue string) bool { return promLabelValue(queue) == q }) {
+				t.Errorf("%s: HPA %q follows taskqueue=%q, which is none of the queues Deployment %q serves as Temporal's Prometheus "+
+					"output writes them (dashes become underscores): %q", where, h.Name, q, d.Name, queues)
 			}
 		}
 	}
+}
+
+// promLabelValue is a label value as the Temporal server's
+// Prometheus output writes it (tally's sanitizer, the server's default
+// metrics framework): every character but an ASCII letter, a digit or "_"
+// becomes "_", so the task queue porch-compute-cpu-cluster is
+// taskqueue="porch_compute_cpu_cluster".
+func promLabelValue(v string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '_' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' {
+			return r
+		}
+		return '_'
+	}, v)
 }
 
 func (m *manifests) deployment(name string) *appsv1.Deployment {

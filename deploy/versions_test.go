@@ -119,3 +119,35 @@ func TestTemporalServerConfig(t *testing.T) {
 		t.Errorf("temporal/config.yaml: want the server's Prometheus metrics on 0.0.0.0:9090")
 	}
 }
+
+// TestTemporalServerConfigRefuses checks that temporal/config.yaml refuses,
+// when the server loads it and with a message naming the variable, what
+// would otherwise fail later: a membership port above 32767 (Temporal keeps
+// it in a SMALLINT column, and the server died at start with "value ... is
+// out of range for type smallint") and no PostgreSQL host.
+func TestTemporalServerConfigRefuses(t *testing.T) {
+	for _, c := range []struct {
+		env  map[string]string
+		want string // "" loads
+	}{
+		{map[string]string{"HISTORY_MEMBERSHIP_PORT": "40000"}, "HISTORY_MEMBERSHIP_PORT=40000: give a port of 32767 or below"},
+		{map[string]string{"FRONTEND_MEMBERSHIP_PORT": "32768"}, "FRONTEND_MEMBERSHIP_PORT=32768: give a port of 32767 or below"},
+		{map[string]string{"WORKER_MEMBERSHIP_PORT": "32767", "MATCHING_MEMBERSHIP_PORT": "20000"}, ""},
+		{map[string]string{"POSTGRES_SEEDS": ""}, "set POSTGRES_SEEDS to PostgreSQL's host"},
+	} {
+		t.Setenv("POSTGRES_SEEDS", "postgresql")
+		for k, v := range c.env {
+			t.Setenv(k, v)
+		}
+		_, err := config.Load(config.WithConfigFile(filepath.Join("temporal", "config.yaml")))
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%v: %v", c.env, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%v: got %v, want an error with %q", c.env, err, c.want)
+		}
+		for k := range c.env {
+			t.Setenv(k, "")
+		}
+	}
+}

@@ -37,8 +37,10 @@ type Metric struct {
 	// histogram's in _seconds.
 	Name string
 	Kind Kind
-	// Labels are porch's labels; the Temporal SDK adds its own (namespace,
-	// task_queue, workflow_type, activity_type).
+	// Labels are porch's labels. Every series also carries
+	// service_name="porch" (package monitoring), and those recorded in
+	// workflows (steps, quota waits) the Temporal SDK's workflow tags
+	// (namespace, task_queue, workflow_type, ...).
 	Labels []string
 	// Help says what it counts, for docs/metrics.md and the dashboard.
 	Help string
@@ -129,6 +131,18 @@ func StepEnded(h client.MetricsHandler, compute, stepType, experiment, status st
 	sh.WithTags(map[string]string{"status": status}).Timer(stepDuration).Record(took)
 }
 
+// StepCountersAtZero makes the step counters of one label set exist at
+// 0, so that Prometheus sees the first step that starts, fails or is
+// reused as an increase: a counter that first appears at 1 shows no rate.
+// A run calls it as it starts, for each compute and step type of its
+// steps.
+func StepCountersAtZero(h client.MetricsHandler, compute, stepType, experiment string) {
+	sh := stepHandler(h, compute, stepType, experiment)
+	for _, name := range []string{stepsStarted, stepsSucceeded, stepsFailed, stepsCanceled, stepsReused} {
+		sh.Counter(name).Inc(0)
+	}
+}
+
 func stepHandler(h client.MetricsHandler, compute, stepType, experiment string) client.MetricsHandler {
 	return h.WithTags(map[string]string{LabelCompute: Compute(compute), LabelStepType: stepType, LabelExperiment: experiment})
 }
@@ -139,6 +153,17 @@ func MiniBatchSucceeded(h client.MetricsHandler, items int, took time.Duration) 
 	h.Counter(miniBatchesDone).Inc(1)
 	h.Counter(itemsProcessed).Inc(int64(items))
 	h.WithTags(map[string]string{"status": "succeeded"}).Timer(miniBatchDuration).Record(took)
+}
+
+// MiniBatchCountersAtZero makes the mini-batch and item counters of
+// compute exist at 0, as StepCountersAtZero does for steps: a worker calls
+// it as it starts, for each compute it serves, with the handler its
+// mini-batches record through.
+func MiniBatchCountersAtZero(h client.MetricsHandler, compute string) {
+	ch := h.WithTags(map[string]string{LabelCompute: Compute(compute)})
+	for _, name := range []string{miniBatchesDone, miniBatchesFailed, itemsProcessed, itemsFailed} {
+		ch.Counter(name).Inc(0)
+	}
 }
 
 // MiniBatchFailed counts a failed attempt at a mini-batch of items.

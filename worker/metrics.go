@@ -19,8 +19,15 @@ import (
 // serves the mini-batches of parallel steps of any compute: their compute
 // is that of the step's instance hold, which runs on the compute's queue
 // on this worker for as long as its mini-batches come (steps).
+//
+// With a base handler (the worker's --metrics-address), what an activity
+// records goes through base with the compute label alone, not through the
+// SDK's activity handler, whose tags (activity and workflow type, task
+// queue, ...) porch's metrics do not need: so the worker can make the
+// same series exist at 0 as it starts (MiniBatchCountersAtZero).
 type computeLabel struct {
 	interceptor.WorkerInterceptorBase
+	base    client.MetricsHandler
 	compute string
 	// node says the queue is the node's own.
 	node  bool
@@ -64,7 +71,11 @@ func (o *computeLabelOutbound) GetMetricsHandler(ctx context.Context) client.Met
 	if o.label.node {
 		compute = o.label.steps.compute(o.Next.GetInfo(ctx).WorkflowExecution.ID)
 	}
-	return o.Next.GetMetricsHandler(ctx).WithTags(map[string]string{telemetry.LabelCompute: compute})
+	h := o.label.base
+	if h == nil {
+		h = o.Next.GetMetricsHandler(ctx)
+	}
+	return h.WithTags(map[string]string{telemetry.LabelCompute: compute})
 }
 
 // stepComputes are the computes of the steps (by workflow id) with an
@@ -113,16 +124,22 @@ func (s *stepComputes) compute(id string) string {
 }
 
 // announce sets porch_worker_computes for each compute whose steps the
-// worker runs, by tier, from the queues it started.
+// worker runs, by tier, from the queues it started, and makes the
+// mini-batch counters of each such compute exist at 0.
 func (w *Worker) announce(h client.MetricsHandler) {
 	if h == nil {
 		return
 	}
+	zeroed := map[string]bool{}
 	for _, q := range w.served {
 		tier := "dedicated"
 		if plan.IsSpotTaskQueue(q.name) {
 			tier = "spot"
 		}
 		telemetry.WorkerServes(h, q.compute, tier)
+		if !zeroed[q.compute] {
+			zeroed[q.compute] = true
+			telemetry.MiniBatchCountersAtZero(h, q.compute)
+		}
 	}
 }

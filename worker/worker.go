@@ -93,7 +93,8 @@ type Options struct {
 	// its NodeStatus (running activities, idle since), for a local fleet.
 	StatusFile string
 	// Metrics is the metrics handler of the worker's client, for the
-	// porch_worker_computes gauge; nil records none.
+	// porch_worker_computes gauge and porch's mini-batch metrics; nil
+	// records none.
 	Metrics client.MetricsHandler
 	// Runtime is where steps with an environment run: the host (the zero
 	// Runtime) or containers through podman or docker.
@@ -321,7 +322,7 @@ func (w *Worker) start(c client.Client, opts Options, q queue, acts, wfs bool) e
 	if w.status != nil {
 		wo.Interceptors = append(wo.Interceptors, w.status.interceptor())
 	}
-	wo.Interceptors = append(wo.Interceptors, &computeLabel{compute: q.compute, node: q.name == parallel.NodeTaskQueue(w.acts.NodeName()), steps: &w.steps})
+	wo.Interceptors = append(wo.Interceptors, &computeLabel{base: opts.Metrics, compute: q.compute, node: q.name == parallel.NodeTaskQueue(w.acts.NodeName()), steps: &w.steps})
 	// The SDK polls workflow tasks whatever is registered: a worker
 	// serving the default queue's steps alone took the workflows' tasks and
 	// failed them ("unable to find workflow type"), delaying each by a

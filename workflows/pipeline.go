@@ -37,6 +37,7 @@ func Pipeline(ctx workflow.Context, in PipelineInput) (PipelineResult, error) {
 	}
 	fillScheduled(ctx, &in)
 	d := newDAG(in)
+	d.countersAtZero(ctx)
 	if err := setQuery(ctx, StepsQuery, func() ([]StepState, error) {
 		return d.states(), nil
 	}); err != nil {

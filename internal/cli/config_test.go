@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -79,7 +80,7 @@ func TestResolveSettingsBadConfig(t *testing.T) {
 	_, err := resolveSettings(fakeEnv{envHome: home}.get, serverFlags{})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), filepath.Join(home, "config.yaml"))
-	assert.Contains(t, err.Error(), "expected the keys address, namespace and runtime")
+	assert.Contains(t, err.Error(), "expected the keys address:, namespace: and runtime: at the top")
 }
 
 func TestServerSettingsWithoutServer(t *testing.T) {
@@ -117,6 +118,27 @@ func TestServerSettingsFindsDev(t *testing.T) {
 
 	remove()
 	assert.NoFileExists(t, devStatePath(home))
+}
+
+// TestDevStateIsPrivate checks that dev.json, which tells where to reach
+// a server that runs commands as its user, is readable by that user only:
+// written so, and tightened when an earlier porch left it 0644.
+func TestDevStateIsPrivate(t *testing.T) {
+	old := syscall.Umask(0o022)
+	defer syscall.Umask(old)
+	home := t.TempDir()
+	_, err := writeDevState(home, devState{Address: "127.0.0.1:1", PID: 1})
+	require.NoError(t, err)
+	st, err := os.Stat(devStatePath(home))
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), st.Mode().Perm(), "a new dev.json")
+
+	require.NoError(t, os.Chmod(devStatePath(home), 0o644))
+	_, err = writeDevState(home, devState{Address: "127.0.0.1:2", PID: 2})
+	require.NoError(t, err)
+	st, err = os.Stat(devStatePath(home))
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), st.Mode().Perm(), "a dev.json that was 0644")
 }
 
 func TestParseSet(t *testing.T) {

@@ -35,8 +35,14 @@ func writeDevState(home string, st devState) (func(), error) {
 		return nil, err
 	}
 	path := devStatePath(home)
-	if err := os.WriteFile(path, append(data, '\n'), 0o644); err != nil {
+	// Readable by its user only, as the database: it says where to reach a
+	// server that runs commands as that user. Chmod tightens a file an
+	// earlier porch wrote 0644.
+	if err := os.WriteFile(path, append(data, '\n'), 0o600); err != nil {
 		return nil, fmt.Errorf("record the dev server in %s: %v", path, err)
+	}
+	if err := os.Chmod(path, 0o600); err != nil {
+		return nil, fmt.Errorf("record the dev server in %s: make it readable by you only: %v", path, err)
 	}
 	return func() {
 		if cur, ok := loadDevState(home); ok && cur.PID == st.PID {

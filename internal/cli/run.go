@@ -150,7 +150,9 @@ func (a *app) submit(ctx context.Context, sess *session, p *plan.Plan, name stri
 	if err := a.prepareStart(ctx, sess, p); err != nil {
 		return nil, "", err
 	}
-	run, err := workflows.Start(ctx, sess.client, p, runID, source)
+	run, err := startWhenAttributesTaken(ctx, sess.client, sess.settings.Namespace, func() (client.WorkflowRun, error) {
+		return workflows.Start(ctx, sess.client, p, runID, source)
+	})
 	var started *serviceerror.WorkflowExecutionAlreadyStarted
 	if errors.As(err, &started) {
 		return nil, "", nameInUse(runID, fmt.Sprintf("a run %s was started on %s a moment ago", runID, sess.settings.Address))

@@ -62,14 +62,14 @@ func (a *app) devCommand() *cobra.Command {
 	fl := cmd.Flags()
 	fl.StringVar(&f.db, "db", "", "SQLite database file (default $PORCH_HOME/dev.db)")
 	fl.StringVar(&f.ip, "ip", "127.0.0.1", "address the server's frontend and UI listen on (a loopback address unless --insecure)")
-	fl.BoolVar(&f.insecure, "insecure", false, "allow an --ip that is not loopback: the server and UI have no TLS and no authentication, "+
-		"so whoever reaches them can run commands as you")
+	fl.BoolVar(&f.insecure, "insecure", false, "allow an --ip (or metrics address) that is not loopback: the server, UI and metrics have no TLS "+
+		"and no authentication, so whoever reaches them can run commands as you")
 	fl.IntVar(&f.port, "port", 7233, "Temporal frontend gRPC port")
 	fl.IntVar(&f.uiPort, "ui-port", 8233, "web UI port; 0 for no UI")
 	fl.StringVar(&f.namespace, "namespace", defaultNamespace, "Temporal namespace, created when missing")
 	fl.StringArrayVar(&f.computes, "compute", nil, "also serve this compute's steps (repeatable)")
 	fl.StringVar(&f.metrics, "metrics-address", "", "serve the worker's Prometheus metrics at http://ADDRESS/metrics, with /healthz and /readyz, "+
-		"and the Temporal server's on the next port (host:port, such as 127.0.0.1:9464)")
+		"and the Temporal server's on the next port (host:port, such as 127.0.0.1:9464; a loopback address unless --insecure)")
 	fl.StringVar(&f.serverMetrics, "server-metrics-address", "", "serve the Temporal server's Prometheus metrics at http://ADDRESS/metrics "+
 		"(default with --metrics-address: its host, its port + 1)")
 	fl.BoolVar(&f.fleet, "fleet", true, "run a local fleet of workers for each amlcompute compute, scaled on its backlog")
@@ -86,6 +86,12 @@ func (a *app) runDev(ctx context.Context, f devFlags) error {
 		return err
 	}
 	if err := checkDevIP(f.ip, f.insecure || tlsOpts != nil && tlsOpts.ClientCAFile != "" && f.uiPort == 0); err != nil {
+		return err
+	}
+	if f.serverMetrics, err = serverMetricsAddress(f.metrics, f.serverMetrics); err != nil {
+		return err
+	}
+	if err := checkDevMetricsAddresses(f); err != nil {
 		return err
 	}
 	home, err := resolveHome(a.getenv)
@@ -114,9 +120,6 @@ func (a *app) runDev(ctx context.Context, f devFlags) error {
 	}
 	sess := &session{settings: settings{Home: home, Namespace: f.namespace}, closers: []io.Closer{serverLog, workerLog}}
 	defer sess.Close()
-	if f.serverMetrics, err = serverMetricsAddress(f.metrics, f.serverMetrics); err != nil {
-		return err
-	}
 	metrics, err := startMetrics(f.metrics)
 	if err != nil {
 		return err
@@ -171,6 +174,12 @@ func (a *app) runDev(ctx context.Context, f devFlags) error {
 	}
 	if !isLoopbackIP(f.ip) && f.insecure {
 		fmt.Fprintf(a.stderr, "porch dev: warning: %s (--insecure)\n", devserver.InsecureWarning(f.ip))
+	}
+	for _, addr := range []string{f.metrics, f.serverMetrics} {
+		if addr != "" && !isLoopbackAddress(addr) {
+			fmt.Fprintf(a.stderr, "porch dev: warning: metrics and health at %s have no authentication: anyone who can reach them reads "+
+				"your experiments', computes' and task queues' names (--insecure)\n", addr)
+		}
 	}
 	var metricsLine string
 	if metrics != nil {
@@ -228,6 +237,28 @@ func checkDevIP(ip string, allowed bool) error {
 		"can reach %s could start runs, and so run commands, as the user who started porch dev; use --ip 127.0.0.1 "+
 		"(reach it from elsewhere through an SSH tunnel), require client certificates with --tls-cert-path, "+
 		"--tls-key-path, --tls-ca-path and --ui-port 0, or add --insecure on a network you trust", ip, ip)
+}
+
+// checkDevMetricsAddresses refuses metrics addresses of porch dev (its
+// worker's and its server's) that are not loopback unless the user says
+// --insecure: like the server without TLS, they have no authentication.
+func checkDevMetricsAddresses(f devFlags) error {
+	for _, a := range []struct{ flag, addr string }{{"--metrics-address", f.metrics}, {"--server-metrics-address", f.serverMetrics}} {
+		if a.addr == "" || f.insecure || isLoopbackAddress(a.addr) {
+			continue
+		}
+		return usageError("%s %s is not a loopback address: metrics and health have no authentication, so anyone who can "+
+			"reach it reads the names of your experiments, computes and task queues; give one such as 127.0.0.1:9464 "+
+			"(reach it from elsewhere through an SSH tunnel), or add --insecure on a network you trust", a.flag, a.addr)
+	}
+	return nil
+}
+
+// isLoopbackAddress reports whether host:port listens on loopback only: a
+// loopback IP or localhost. An empty host is every interface.
+func isLoopbackAddress(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	return err == nil && (host == "localhost" || isLoopbackIP(host))
 }
 
 // isLoopbackIP reports whether ip is a loopback address.

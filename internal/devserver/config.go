@@ -307,12 +307,20 @@ func sqlConfig(dbFile string) (*config.SQL, func(), error) {
 	_, err = os.Stat(abs)
 	switch {
 	case err == nil:
+		if err := keepPrivate(abs); err != nil {
+			return nil, nil, fmt.Errorf("database file %q: %w", dbFile, err)
+		}
 		return c, cleanup, nil
 	case !errors.Is(err, fs.ErrNotExist):
 		return nil, nil, fmt.Errorf("database file: %w", err)
 	}
 	if _, err := os.Stat(filepath.Dir(abs)); err != nil {
 		return nil, nil, fmt.Errorf("database file %q: directory: %w", dbFile, err)
+	}
+	// Created empty with mode 0600 before SQLite opens it: SQLite gives
+	// its -wal and -shm files the database's mode.
+	if err := createPrivate(abs); err != nil {
+		return nil, nil, fmt.Errorf("database file %q: %w", dbFile, err)
 	}
 	if err := sqliteschema.SetupSchema(c); err != nil {
 		cleanup()
@@ -325,6 +333,42 @@ func sqlConfig(dbFile string) (*config.SQL, func(), error) {
 		}
 	}
 	return c, cleanup, nil
+}
+
+// privateMode is the mode of a database file and its -wal and -shm
+// files: they hold every run's inputs, commands and outputs, readable by
+// their user only.
+const privateMode = 0o600
+
+// createPrivate creates the empty file path with privateMode.
+func createPrivate(path string) error {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, privateMode)
+	if err != nil {
+		return err
+	}
+	return f.Close()
+}
+
+// keepPrivate gives an existing database file, and its -wal and -shm
+// files where they exist, privateMode unless only their user may read
+// them already: an earlier porch made them 0644.
+func keepPrivate(path string) error {
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		st, err := os.Stat(path + suffix)
+		if errors.Is(err, fs.ErrNotExist) && suffix != "" {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if st.Mode().Perm()&0o077 == 0 {
+			continue
+		}
+		if err := os.Chmod(path+suffix, privateMode); err != nil {
+			return fmt.Errorf("make it readable by its user only: %w", err)
+		}
+	}
+	return nil
 }
 
 // dropVisibilityIndexes drops the secondary indexes of a scratch database's

@@ -31,8 +31,21 @@ import (
 var sdkBuckets = []float64{0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60}
 
 // porchBuckets are the buckets of porch's own timers: steps, mini-batches
-// and quota waits last from a second to a day.
-var porchBuckets = []float64{0.1, 0.5, 1, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 7200, 14400, 43200, 86400}
+// and quota waits last from a few milliseconds (a mini-batch of a tiny
+// run(), a quota granted at once) to a day.
+var porchBuckets = []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600,
+	1800, 3600, 7200, 14400, 43200, 86400}
+
+// ServiceLabel and ServiceName label every series of porch's and the
+// Temporal SDK's metrics a porch process exports, as the Temporal server
+// labels its own by service (frontend, history, matching, worker). The
+// server's system worker exports SDK metrics under the same names
+// (temporal_worker_task_slots_used, ...): a query filtered on
+// service_name="porch" sees porch's workers only.
+const (
+	ServiceLabel = "service_name"
+	ServiceName  = "porch"
+)
 
 // Metrics is a process's Prometheus registry and the Temporal metrics
 // handler that records into it.
@@ -43,14 +56,16 @@ type Metrics struct {
 }
 
 // New builds a registry with the Go runtime's and the process's
-// collectors and a Temporal metrics handler over it, for client.Options.
+// collectors and a Temporal metrics handler over it, for client.Options:
+// what it records carries service_name="porch".
 func New() (*Metrics, error) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	// Without scope and target info: every series would carry
 	// otel_scope_name and a target_info series would describe the
 	// OpenTelemetry resource, neither of which a porch user filters by.
-	exp, err := otelprom.New(otelprom.WithRegisterer(reg), otelprom.WithoutScopeInfo(), otelprom.WithoutTargetInfo())
+	exp, err := otelprom.New(otelprom.WithRegisterer(prometheus.WrapRegistererWith(prometheus.Labels{ServiceLabel: ServiceName}, reg)),
+		otelprom.WithoutScopeInfo(), otelprom.WithoutTargetInfo())
 	if err != nil {
 		return nil, fmt.Errorf("create the prometheus exporter: %w", err)
 	}
