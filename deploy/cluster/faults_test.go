@@ -25,7 +25,7 @@ func (c *cluster) measureEmbedded(python string) rate {
 	_, port, _ := net.SplitHostPort(address)
 	cmd := exec.Command(c.bins.Porch, "dev", "--port", port, "--ui-port", "0", "--fleet=false",
 		"--compute", "alpha", "--compute", "beta")
-	cmd.Env = append(os.Environ(), "PORCH_HOME="+home, "PORCH_PYTHON="+python)
+	cmd.Env = append(os.Environ(), "PORCH_HOME="+home, "PORCH_PYTHON="+python, "PORCH_RUNTIME=host")
 	log, err := os.Create(filepath.Join(home, "porch-dev.out"))
 	require.NoError(t, err)
 	defer log.Close()

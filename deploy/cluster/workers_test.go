@@ -41,6 +41,9 @@ func startWorker(t *testing.T, s workerSetup, node *netNode, name string, args .
 		"--metrics-address", node.ip + ":" + metricsPort}, s.Conn...)
 	w.cmd = node.command(s.Porch, append(argv, args...)...)
 	w.cmd.Env = append(os.Environ(), append(s.Env, "PORCH_HOME="+w.Home, "PORCH_PYTHON="+s.Python,
+		// The pipeline names Azure's curated images, which a machine without
+		// internet cannot pull: steps run on the worker's host.
+		"PORCH_RUNTIME=host",
 		// The entry script and trials say which worker ran them.
 		"CLUSTER_NODE="+name)...)
 	w.cmd.Stdout, w.cmd.Stderr = f, f
