@@ -11,17 +11,20 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The README's table of what porch makes of azureml-examples cli/jobs/
-// lies between these markers.
+// The table of what porch makes of azureml-examples cli/jobs/, in
+// examplesPage, lies between these markers.
 const (
 	examplesTableBegin = "<!-- azureml-examples cli/jobs table: TestExamplesTable writes it -->\n"
 	examplesTableEnd   = "<!-- end of azureml-examples table -->\n"
 )
 
+// examplesPage is the documentation page that holds the table.
+var examplesPage = filepath.Join("..", "docs", "azure-examples.md")
+
 // TestExamplesTable checks every pipeline and sweep job under
 // azureml-examples cli/jobs/ with no catalogue, as `porch validate` does
 // (a pipeline component file on its own, as a step of a pipeline, so its
-// inputs need no values), and checks that the README's table says what
+// inputs need no values), and checks that docs/azure-examples.md's table says what
 // came of each: compiled, or refused with the first error. -update
 // rewrites the table.
 func TestExamplesTable(t *testing.T) {
@@ -29,22 +32,21 @@ func TestExamplesTable(t *testing.T) {
 	if _, err := os.Stat(jobs); err != nil {
 		t.Skipf("azureml-examples not found at %s", examplesDir)
 	}
-	readme := filepath.Join("..", "README.md")
-	text, err := os.ReadFile(readme)
+	text, err := os.ReadFile(examplesPage)
 	require.NoError(t, err)
 	begin := bytes.Index(text, []byte(examplesTableBegin))
 	end := bytes.Index(text, []byte(examplesTableEnd))
-	require.True(t, begin >= 0 && end > begin, "README.md has no %q ... %q markers", examplesTableBegin, examplesTableEnd)
+	require.True(t, begin >= 0 && end > begin, "%s has no %q ... %q markers", examplesPage, examplesTableBegin, examplesTableEnd)
 	table := examplesTable(t, jobs)
 	start := begin + len(examplesTableBegin)
 	if string(text[start:end]) == table {
 		return
 	}
 	if !*update {
-		t.Fatalf("README.md's azureml-examples table is out of date: run go test ./compiler -run TestExamplesTable -update\nwant:\n%s", table)
+		t.Fatalf("%s's azureml-examples table is out of date: run go test ./compiler -run TestExamplesTable -update\nwant:\n%s", examplesPage, table)
 	}
 	out := append(append(append([]byte{}, text[:start]...), table...), text[end:]...)
-	require.NoError(t, os.WriteFile(readme, out, 0o644))
+	require.NoError(t, os.WriteFile(examplesPage, out, 0o644))
 }
 
 // examplesTable is a markdown table with a row per pipeline or sweep job

@@ -2,7 +2,7 @@
 // for the porch binary, a docker-compose file (Temporal on PostgreSQL, its
 // web UI, MinIO and porch workers on one box) and Kubernetes manifests (a
 // Deployment of workers per compute target, scaled on its Temporal task
-// queue with KEDA or an HPA). README.md walks an operator through them.
+// queue with KEDA or an HPA). README.md (with docs/cluster.md) walks an operator through them.
 //
 // The package has no Go code of its own: its tests parse every file, decode
 // the Kubernetes objects strictly into their API types, and check that the

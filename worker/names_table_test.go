@@ -12,39 +12,42 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The README's table of registered names lies between these markers.
+// The table of registered names, in namesPage, lies between these markers.
 const (
 	namesTableBegin = "<!-- registered names: TestRegisteredNamesTable writes it from worker/testdata/registered.golden -->\n"
 	namesTableEnd   = "<!-- end of registered names -->\n"
 )
+
+// namesPage is the documentation page that holds the table: the names
+// are what Temporal users see.
+var namesPage = filepath.Join("..", "docs", "temporal.md")
 
 // goldenLineRE splits a line of registered.golden: kind, name, the
 // argument after the context (none for a local activity that takes only
 // the context), and the result before the error.
 var goldenLineRE = regexp.MustCompile(`^(workflow|activity) (\S+) func\([^,)]+(?:, ([^)]+))?\) (?:\((\S+), error\)|error)$`)
 
-// TestRegisteredNamesTable checks that the README lists every workflow
+// TestRegisteredNamesTable checks that docs/temporal.md lists every workflow
 // and activity name in registered.golden, in one table: the names are
 // what the Temporal UI and CLI show. -update rewrites the table.
 func TestRegisteredNamesTable(t *testing.T) {
 	golden, err := os.ReadFile(filepath.Join("testdata", "registered.golden"))
 	require.NoError(t, err)
 	table := namesTable(t, string(golden))
-	readme := filepath.Join("..", "README.md")
-	text, err := os.ReadFile(readme)
+	text, err := os.ReadFile(namesPage)
 	require.NoError(t, err)
 	begin := bytes.Index(text, []byte(namesTableBegin))
 	end := bytes.Index(text, []byte(namesTableEnd))
-	require.True(t, begin >= 0 && end > begin, "README.md has no %q ... %q markers", namesTableBegin, namesTableEnd)
+	require.True(t, begin >= 0 && end > begin, "%s has no %q ... %q markers", namesPage, namesTableBegin, namesTableEnd)
 	start := begin + len(namesTableBegin)
 	if string(text[start:end]) == table {
 		return
 	}
 	if !*update {
-		t.Fatalf("README.md's table of registered names is out of date: run go test ./worker -run TestRegisteredNamesTable -update\nwant:\n%s", table)
+		t.Fatalf("%s's table of registered names is out of date: run go test ./worker -run TestRegisteredNamesTable -update\nwant:\n%s", namesPage, table)
 	}
 	out := append(append(append([]byte{}, text[:start]...), table...), text[end:]...)
-	require.NoError(t, os.WriteFile(readme, out, 0o644))
+	require.NoError(t, os.WriteFile(namesPage, out, 0o644))
 }
 
 // codeOrNone is a Go type as code, or "none" when there is none.

@@ -40,6 +40,11 @@ func TestMain(m *testing.M) {
 // names samples/, HISTORIES the recorded replay fixtures and EXAMPLES the
 // shared copy of azureml-examples.
 func TestScripts(t *testing.T) {
+	testscript.Run(t, scriptParams(t, filepath.Join("testdata", "script")))
+}
+
+// scriptParams are the scripts' parameters, for the scripts in dir.
+func scriptParams(t *testing.T, dir string) testscript.Params {
 	samples, err := filepath.Abs(filepath.Join("..", "..", "samples"))
 	if err != nil {
 		t.Fatal(err)
@@ -52,8 +57,8 @@ func TestScripts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	testscript.Run(t, testscript.Params{
-		Dir: filepath.Join("testdata", "script"),
+	return testscript.Params{
+		Dir: dir,
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("PORCH_HOME", filepath.Join(env.WorkDir, "home"))
 			env.Setenv("SAMPLES", samples)
@@ -76,7 +81,7 @@ func TestScripts(t *testing.T) {
 			"s3cat":      cmdS3Cat,
 			"tlscerts":   cmdTLSCerts,
 		},
-	})
+	}
 }
 
 // scriptCondition adds [pandas:PYTHON] to the scripts' conditions: PYTHON,

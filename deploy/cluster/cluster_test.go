@@ -41,7 +41,7 @@ type cluster struct {
 // workers in network namespaces of their own that reach it only with mTLS
 // and share a MinIO datastore. One pipeline with command, parallel and
 // sweep steps runs through it three times: once undisturbed beside the
-// same pipeline on the embedded server (the README's figures), with the
+// same pipeline on the embedded server (docs/cluster.md's figures), with the
 // workers' /metrics scraped after it, and once while one worker is cut off
 // mid parallel step and the server is killed with SIGKILL and restarted on
 // the same database.

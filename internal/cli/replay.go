@@ -25,7 +25,7 @@ func (a *app) replayCommand() *cobra.Command {
 			"replays as far as it goes.\n\n" +
 			"porch replay exits non-zero when a history does not replay, naming the file, the workflow\n" +
 			"and what differs: a worker of this build would fail that workflow's next task, so keep\n" +
-			"workers of the build that started it until it ends (see the README, \"Upgrading porch safely\").",
+			"workers of the build that started it until it ends (see docs/upgrading.md, \"Upgrading porch safely\").",
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usageError("replay expects history files or folders (see `porch replay --help`)")
@@ -69,7 +69,7 @@ func (a *app) replay(ctx context.Context, paths []string, verbose bool) error {
 			verb = "does"
 		}
 		fmt.Fprintf(a.stderr, "porch: %d of %s %s not replay on this build: do not roll it out to workers while such "+
-			"workflows run (README: Upgrading porch safely)\n", t.failed, plural(t.workflows, "workflow"), verb)
+			"workflows run (see docs/upgrading.md)\n", t.failed, plural(t.workflows, "workflow"), verb)
 	}
 	if t.badFiles > 0 {
 		fmt.Fprintf(a.stderr, "porch: %s could not be read as histories\n", plural(t.badFiles, "file"))

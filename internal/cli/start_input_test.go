@@ -21,7 +21,7 @@ import (
 	"github.com/porch-pipelines/porch/workflows"
 )
 
-// TestStartInputStartedFromTemporal is the README's recipe with the SDK's
+// TestStartInputStartedFromTemporal is docs/temporal.md's recipe with the SDK's
 // client in place of temporal workflow start: compile a sample to its start
 // input, start that file's JSON as a Pipeline workflow with a plain client
 // (no search attributes, no memo), and find the run, its steps, outputs and

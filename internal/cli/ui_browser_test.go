@@ -22,7 +22,7 @@ import (
 const chromiumPath = "/usr/bin/chromium"
 
 // envScreenshots names a folder the browser test writes the page's
-// screenshots to (docs/ regenerates the README's).
+// screenshots to (docs/ regenerates docs/ui.md's).
 const envScreenshots = "PORCH_UI_SCREENSHOTS"
 
 // browserDriver finds node and playwright-core, or skips the test.
