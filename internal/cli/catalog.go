@@ -11,6 +11,7 @@ import (
 	"github.com/porch-pipelines/porch/compiler/plan"
 	"github.com/porch-pipelines/porch/workflows"
 	"github.com/spf13/cobra"
+	enums "go.temporal.io/api/enums/v1"
 )
 
 // catalogTimeout bounds a catalogue command's call: the catalogue workflow
@@ -43,12 +44,40 @@ func (a *app) withCatalog(ctx context.Context, flags serverFlags, fn func(ctx co
 	defer sess.Close()
 	ctx, cancel := context.WithTimeout(ctx, catalogTimeout)
 	defer cancel()
+	// The catalogue workflow answers only on a worker: without one, an
+	// update would wait in the workflow's history and be applied whenever a
+	// worker starts, long after this command gave up. Refuse before sending.
+	if !workflowWorkerAppears(ctx, sess) {
+		return fmt.Errorf("no worker runs porch's workflows on %s (task queue %q), so the catalogue cannot answer; "+
+			"nothing was changed: start porch dev, or porch worker --address %s, and run this again",
+			sess.settings.Address, plan.DefaultTaskQueue, sess.settings.Address)
+	}
 	err = fn(ctx, sess)
 	if errors.Is(err, context.DeadlineExceeded) || ctx.Err() == context.DeadlineExceeded {
 		return fmt.Errorf("the catalogue on %s did not answer within %s: is a worker running porch's workflows "+
 			"(porch dev, or porch worker) on that server?", sess.settings.Address, catalogTimeout)
 	}
 	return err
+}
+
+// pollerGrace is how long a catalogue command waits for porch's workflow
+// worker to show as a poller: a porch dev or worker that has just started
+// polls within a moment of announcing itself.
+const pollerGrace = 5 * time.Second
+
+// workflowWorkerAppears says whether a worker polls porch's default task
+// queue for workflow tasks, waiting up to pollerGrace for one.
+func workflowWorkerAppears(ctx context.Context, sess *session) bool {
+	deadline := time.Now().Add(pollerGrace)
+	for {
+		if hasPollers(ctx, sess.client, plan.DefaultTaskQueue, enums.TASK_QUEUE_TYPE_WORKFLOW) {
+			return true
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return false
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
 }
 
 // register sends one entry and prints what happened.
