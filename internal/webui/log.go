@@ -55,7 +55,7 @@ func (s *server) log(w http.ResponseWriter, r *http.Request) {
 		s.runError(w, id, err, "read its steps")
 		return
 	}
-	st, _, ok := s.findStep(ctx, id, g, steps, path)
+	st, _, ok := s.findStep(ctx, id, g.Graph, steps, path)
 	if !ok || logName(st.Type) == "" || s.opts.Files == nil {
 		apiError(w, http.StatusNotFound, fmt.Sprintf("run %s has no step %q with a log", id, path))
 		return

@@ -52,15 +52,16 @@ func (s *server) run(w http.ResponseWriter, r *http.Request) {
 		s.runError(w, id, err, "read its graph")
 		return
 	}
-	st, err := s.state(ctx, id, g)
+	st, err := s.state(ctx, id, g.Graph)
 	if err != nil {
 		s.runError(w, id, err, "read its steps")
 		return
 	}
 	writeJSON(w, struct {
 		runState
-		Graph graph.Graph `json:"graph"`
-	}{st, g})
+		Graph  graph.Graph   `json:"graph"`
+		Layers *graph.Layers `json:"layers,omitempty"`
+	}{st, g.Graph, g.layers})
 }
 
 // steps answers a run's steps' state, polled while the page shows it.
@@ -73,7 +74,7 @@ func (s *server) steps(w http.ResponseWriter, r *http.Request) {
 		s.runError(w, id, err, "read its graph")
 		return
 	}
-	st, err := s.state(ctx, id, g)
+	st, err := s.state(ctx, id, g.Graph)
 	if err != nil {
 		s.runError(w, id, err, "read its steps")
 		return
@@ -90,17 +91,34 @@ func (s *server) runError(w http.ResponseWriter, id string, err error, what stri
 		"running porch's workflows (of this version or later) answers", id, what, err))
 }
 
+// runGraph is a run's DAG, and for a large one its layers.
+type runGraph struct {
+	graph.Graph
+	layers *graph.Layers
+}
+
+// largeGraph is the number of steps (nested pipelines' included) above
+// which the page draws a run's graph from its layers with its nested
+// pipelines collapsed: elkjs takes seconds to lay out 500 steps in the
+// browser, LayersOf about a millisecond.
+const largeGraph = 150
+
 // graph asks a run for its DAG (the Pipeline workflow's graph query),
-// once: a run's DAG never changes, and every poll needs it.
-func (s *server) graph(ctx context.Context, id string) (graph.Graph, error) {
+// once: a run's DAG never changes, and every poll needs it. A large one's
+// layers are placed then too.
+func (s *server) graph(ctx context.Context, id string) (runGraph, error) {
 	s.mu.Lock()
 	g, ok := s.graphs[id]
 	s.mu.Unlock()
 	if ok {
 		return g, nil
 	}
-	if err := query(ctx, s.opts.Client, id, workflows.GraphQuery, &g); err != nil {
+	if err := query(ctx, s.opts.Client, id, workflows.GraphQuery, &g.Graph); err != nil {
 		return g, err
+	}
+	if g.Len() > largeGraph {
+		l := graph.LayersOf(g.Graph)
+		g.layers = &l
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

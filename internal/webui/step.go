@@ -64,7 +64,7 @@ func (s *server) step(w http.ResponseWriter, r *http.Request) {
 		s.runError(w, id, err, "read its steps")
 		return
 	}
-	st, node, ok := s.findStep(ctx, id, g, steps, path)
+	st, node, ok := s.findStep(ctx, id, g.Graph, steps, path)
 	if !ok {
 		apiError(w, http.StatusNotFound, fmt.Sprintf("run %s has no step %q", id, path))
 		return
@@ -75,7 +75,7 @@ func (s *server) step(w http.ResponseWriter, r *http.Request) {
 		byPath[x.Path] = x
 	}
 	for _, in := range node.Inputs {
-		p := s.input(ctx, g, byPath, path, in)
+		p := s.input(ctx, g.Graph, byPath, path, in)
 		d.Inputs = append(d.Inputs, p)
 	}
 	for _, o := range st.Outputs {

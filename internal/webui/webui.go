@@ -25,7 +25,6 @@ import (
 
 	"go.temporal.io/sdk/client"
 
-	"github.com/porch-pipelines/porch/graph"
 	"github.com/porch-pipelines/porch/workflows"
 )
 
@@ -63,7 +62,7 @@ const queryTimeout = 5 * time.Second
 // Handler serves the page at / and its API under /api/. Mount it under a
 // prefix with http.StripPrefix; the page's own links are relative.
 func Handler(opts Options) http.Handler {
-	s := &server{opts: opts, nested: newNestedCache(), queues: newQueueCache(opts.Client), graphs: map[string]graph.Graph{}}
+	s := &server{opts: opts, nested: newNestedCache(), queues: newQueueCache(opts.Client), graphs: map[string]runGraph{}}
 	sub, err := fs.Sub(static, "static")
 	if err != nil {
 		panic(err) // the embedded folder is there at build time
@@ -98,7 +97,7 @@ type server struct {
 	nested *nestedCache
 	queues *queueCache
 	mu     sync.Mutex
-	graphs map[string]graph.Graph // by run id
+	graphs map[string]runGraph // by run id
 }
 
 func (s *server) config(w http.ResponseWriter, r *http.Request) {
