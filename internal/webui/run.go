@@ -1,6 +1,7 @@
 package webui
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
@@ -9,6 +10,8 @@ import (
 	"time"
 
 	enums "go.temporal.io/api/enums/v1"
+	workflowpb "go.temporal.io/api/workflow/v1"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 
 	"github.com/porch-pipelines/porch/compiler/plan"
@@ -47,14 +50,9 @@ func (s *server) run(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := contextFor(r)
 	defer cancel()
 	id := r.PathValue("run")
-	g, err := s.graph(ctx, id)
+	g, st, what, err := s.read(ctx, id)
 	if err != nil {
-		s.runError(w, id, err, "read its graph")
-		return
-	}
-	st, err := s.state(ctx, id, g.Graph)
-	if err != nil {
-		s.runError(w, id, err, "read its steps")
+		s.runError(w, id, err, what)
 		return
 	}
 	writeJSON(w, struct {
@@ -69,14 +67,9 @@ func (s *server) steps(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := contextFor(r)
 	defer cancel()
 	id := r.PathValue("run")
-	g, err := s.graph(ctx, id)
+	_, st, what, err := s.read(ctx, id)
 	if err != nil {
-		s.runError(w, id, err, "read its graph")
-		return
-	}
-	st, err := s.state(ctx, id, g.Graph)
-	if err != nil {
-		s.runError(w, id, err, "read its steps")
+		s.runError(w, id, err, what)
 		return
 	}
 	writeJSON(w, st)
@@ -143,17 +136,33 @@ func query(ctx context.Context, c client.Client, id, name string, out any) error
 	return v.Get(out)
 }
 
-// state reads a run's record and its steps, nested pipelines' included.
-func (s *server) state(ctx context.Context, id string, g graph.Graph) (runState, error) {
-	desc, err := s.opts.Client.DescribeWorkflowExecution(ctx, id, "")
-	if err != nil {
-		return runState{}, err
+// read asks for a run's graph, its record and its steps (nested
+// pipelines' included) at once: each is a round trip to the server, a
+// query one to a worker too. On error it says what it was reading.
+func (s *server) read(ctx context.Context, id string) (runGraph, runState, string, error) {
+	var (
+		wg                sync.WaitGroup
+		g                 runGraph
+		desc              *workflowservice.DescribeWorkflowExecutionResponse
+		steps             []workflows.StepState
+		gErr, dErr, stErr error
+	)
+	wg.Add(3)
+	go func() { defer wg.Done(); g, gErr = s.graph(ctx, id) }()
+	go func() { defer wg.Done(); desc, dErr = s.opts.Client.DescribeWorkflowExecution(ctx, id, "") }()
+	go func() { defer wg.Done(); steps, stErr = s.snapshot(ctx, id) }()
+	wg.Wait()
+	if gErr != nil {
+		return g, runState{}, "read its graph", gErr
 	}
-	info := desc.GetWorkflowExecutionInfo()
-	steps, err := s.snapshot(ctx, id)
-	if err != nil {
-		return runState{}, err
+	if err := cmp.Or(dErr, stErr); err != nil {
+		return g, runState{}, "read its steps", err
 	}
+	return g, s.state(ctx, g.Graph, desc.GetWorkflowExecutionInfo(), steps), "", nil
+}
+
+// state is a run's record and its steps as the page shows them.
+func (s *server) state(ctx context.Context, g graph.Graph, info *workflowpb.WorkflowExecutionInfo, steps []workflows.StepState) runState {
 	queues := map[string]string{}
 	g.Walk(func(n graph.Node) { queues[n.Path] = n.Queue })
 	out := runState{Run: s.runOf(info), Steps: make([]stepView, 0, len(steps))}
@@ -169,7 +178,7 @@ func (s *server) state(ctx context.Context, id string, g graph.Graph) (runState,
 		}
 		out.Steps = append(out.Steps, v)
 	}
-	return out, nil
+	return out
 }
 
 func (s *server) view(st workflows.StepState) stepView {

@@ -9,7 +9,9 @@
 // leave in their datastore (logs, metrics). It keeps no database. Its
 // JavaScript and CSS are embedded in the binary (static/), with two
 // vendored libraries built from npm by `make ui-vendor`: elkjs lays the
-// DAG out, in a web worker, and Chart.js charts a sweep's trials.
+// DAG out, in a web worker (a run of more than largeGraph steps is placed
+// from the layers graph.LayersOf computes), and Chart.js charts a sweep's
+// trials.
 package webui
 
 import (

@@ -304,6 +304,9 @@ export class DAG {
   apply() {
     const v = this.view;
     this.svgEl.setAttribute("viewBox", `${v.x} ${v.y} ${v.w} ${v.h}`);
+    // Text smaller than 5 px is not drawn (app.css): a large graph fitted
+    // to the page is boxes and lines until zoomed in.
+    this.svgEl.classList.toggle("far", (this.box.clientWidth || 800) / v.w < 0.4);
   }
 }
 
