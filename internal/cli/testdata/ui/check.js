@@ -71,6 +71,7 @@ async function live(page) {
   check(JSON.stringify(leaves.sort()) === JSON.stringify(["after_flaky", "flaky", "prepare", "report/publish", "report/read",
     "score", "train", "tune"]), "the graph's steps: " + leaves);
   check(await page.$$eval("g.cluster", (gs) => gs.length) === 1, "the nested pipeline is a box");
+  check(await page.getAttribute("#dag", "data-layout") === "elk", "a small run is laid out by elkjs");
   const edges = await page.$$eval("g.edge", (gs) => gs.map((g) => g.getAttribute("data-from") + ">" + g.getAttribute("data-to") +
     ":" + g.textContent));
   check(edges.length === 7, "7 edges: " + edges);
