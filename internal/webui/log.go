@@ -45,14 +45,9 @@ func (s *server) log(w http.ResponseWriter, r *http.Request) {
 		}
 		offset = n
 	}
-	g, err := s.graph(ctx, id)
+	g, steps, what, err := s.graphAndSteps(ctx, id)
 	if err != nil {
-		s.runError(w, id, err, "read its graph")
-		return
-	}
-	steps, err := s.snapshot(ctx, id)
-	if err != nil {
-		s.runError(w, id, err, "read its steps")
+		s.runError(w, id, err, what)
 		return
 	}
 	st, _, ok := s.findStep(ctx, id, g.Graph, steps, path)

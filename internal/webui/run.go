@@ -1,7 +1,6 @@
 package webui
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"net/http"
@@ -136,29 +135,51 @@ func query(ctx context.Context, c client.Client, id, name string, out any) error
 	return v.Get(out)
 }
 
-// read asks for a run's graph, its record and its steps (nested
-// pipelines' included) at once: each is a round trip to the server, a
-// query one to a worker too. On error it says what it was reading.
+// read asks for a run's graph, its record and its steps at once. On
+// error it says what it was reading.
 func (s *server) read(ctx context.Context, id string) (runGraph, runState, string, error) {
 	var (
-		wg                sync.WaitGroup
-		g                 runGraph
-		desc              *workflowservice.DescribeWorkflowExecutionResponse
-		steps             []workflows.StepState
-		gErr, dErr, stErr error
+		desc *workflowservice.DescribeWorkflowExecutionResponse
+		dErr error
 	)
-	wg.Add(3)
-	go func() { defer wg.Done(); g, gErr = s.graph(ctx, id) }()
-	go func() { defer wg.Done(); desc, dErr = s.opts.Client.DescribeWorkflowExecution(ctx, id, "") }()
-	go func() { defer wg.Done(); steps, stErr = s.snapshot(ctx, id) }()
-	wg.Wait()
-	if gErr != nil {
-		return g, runState{}, "read its graph", gErr
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		desc, dErr = s.opts.Client.DescribeWorkflowExecution(ctx, id, "")
+	}()
+	g, steps, what, err := s.graphAndSteps(ctx, id)
+	<-done
+	if err != nil {
+		return g, runState{}, what, err
 	}
-	if err := cmp.Or(dErr, stErr); err != nil {
-		return g, runState{}, "read its steps", err
+	if dErr != nil {
+		return g, runState{}, "read its steps", dErr
 	}
 	return g, s.state(ctx, g.Graph, desc.GetWorkflowExecutionInfo(), steps), "", nil
+}
+
+// graphAndSteps asks for a run's graph and its steps (nested pipelines'
+// included) at once: each is a query, a round trip to the server and the
+// run's worker. On error it says what it was reading.
+func (s *server) graphAndSteps(ctx context.Context, id string) (runGraph, []workflows.StepState, string, error) {
+	var (
+		g    runGraph
+		gErr error
+	)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		g, gErr = s.graph(ctx, id)
+	}()
+	steps, err := s.snapshot(ctx, id)
+	<-done
+	if gErr != nil {
+		return g, nil, "read its graph", gErr
+	}
+	if err != nil {
+		return g, nil, "read its steps", err
+	}
+	return g, steps, "", nil
 }
 
 // state is a run's record and its steps as the page shows them.

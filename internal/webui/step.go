@@ -54,14 +54,9 @@ func (s *server) step(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := contextFor(r)
 	defer cancel()
 	id, path := r.PathValue("run"), r.URL.Query().Get("path")
-	g, err := s.graph(ctx, id)
+	g, steps, what, err := s.graphAndSteps(ctx, id)
 	if err != nil {
-		s.runError(w, id, err, "read its graph")
-		return
-	}
-	steps, err := s.snapshot(ctx, id)
-	if err != nil {
-		s.runError(w, id, err, "read its steps")
+		s.runError(w, id, err, what)
 		return
 	}
 	st, node, ok := s.findStep(ctx, id, g.Graph, steps, path)
