@@ -2,8 +2,9 @@
 // nodes, nested pipelines inside their step, and an edge for every step
 // output another step reads, labelled "output → input". It is built from a
 // plan (Of), answered by the Pipeline workflow's graph query, drawn by
-// porch's web page, and printed as Mermaid or Graphviz DOT text, with a
-// run's statuses when there is a run (Mermaid, DOT).
+// porch's web page (a large one from its layers, LayersOf), and printed as
+// Mermaid or Graphviz DOT text, with a run's statuses when there is a run
+// (Mermaid, DOT).
 //
 // The package is pure: a plan in, values and text out.
 package graph

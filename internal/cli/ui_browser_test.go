@@ -116,11 +116,14 @@ func TestPageInBrowser(t *testing.T) {
 	require.NoError(t, os.WriteFile(large, []byte(largePipeline(500)), 0o644))
 	big := submit(t, addr, large, "--set", "inputs.gate="+filepath.Join(dir, "never"))
 	f := d.run("large", big, map[string]any{"steps": 500, "click": "c250"})
-	t.Logf("500-step run: page drawn %.0f ms after navigation (layout %.0f ms in the worker); longest main-thread task "+
-		"while polling %.0f ms; a click opens the step's panel in %.0f ms", f["loadMs"], f["layoutMs"], f["longestTaskMs"], f["clickMs"])
-	// 2 s on a quiet machine; CI's two cores are shared with the server,
-	// its worker and the browser's own processes.
-	require.Less(t, f["loadMs"], 10000.0, "the 500-step page loads")
+	t.Logf("500-step run: page drawn %.0f ms after navigation (placing and drawing it %.0f ms; elkjs alone lays it out in %.0f ms "+
+		"in the same page); longest main-thread task while polling %.0f ms; a click opens the step's panel in %.0f ms",
+		f["loadMs"], f["layoutMs"], f["elkMs"], f["longestTaskMs"], f["clickMs"])
+	// The page's own work against elkjs's in the same conditions; then
+	// bounds for a machine whose two cores are shared with the server, its
+	// worker, the browser and other tests (docs/ui.md has the figures).
+	require.Less(t, 3*f["layoutMs"], f["elkMs"], "placing the layers and drawing them takes a third of elkjs's layout at most")
+	require.Less(t, f["loadMs"], 5000.0, "the 500-step page loads")
 	require.Less(t, f["clickMs"], 1000.0, "the page answers a click")
 	require.Less(t, f["longestTaskMs"], 500.0, "no long task blocks the page while it polls")
 	require.Equal(t, ExitOK, Run(context.Background(), []string{"job", "cancel", "--address", addr, big}, nil, &syncBuffer{}, &syncBuffer{}))

@@ -45,17 +45,12 @@ func (s *server) log(w http.ResponseWriter, r *http.Request) {
 		}
 		offset = n
 	}
-	g, err := s.graph(ctx, id)
+	g, steps, what, err := s.graphAndSteps(ctx, id)
 	if err != nil {
-		s.runError(w, id, err, "read its graph")
+		s.runError(w, id, err, what)
 		return
 	}
-	steps, err := s.snapshot(ctx, id)
-	if err != nil {
-		s.runError(w, id, err, "read its steps")
-		return
-	}
-	st, _, ok := s.findStep(ctx, id, g, steps, path)
+	st, _, ok := s.findStep(ctx, id, g.Graph, steps, path)
 	if !ok || logName(st.Type) == "" || s.opts.Files == nil {
 		apiError(w, http.StatusNotFound, fmt.Sprintf("run %s has no step %q with a log", id, path))
 		return

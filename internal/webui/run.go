@@ -9,6 +9,8 @@ import (
 	"time"
 
 	enums "go.temporal.io/api/enums/v1"
+	workflowpb "go.temporal.io/api/workflow/v1"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 
 	"github.com/porch-pipelines/porch/compiler/plan"
@@ -47,20 +49,16 @@ func (s *server) run(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := contextFor(r)
 	defer cancel()
 	id := r.PathValue("run")
-	g, err := s.graph(ctx, id)
+	g, st, what, err := s.read(ctx, id)
 	if err != nil {
-		s.runError(w, id, err, "read its graph")
-		return
-	}
-	st, err := s.state(ctx, id, g)
-	if err != nil {
-		s.runError(w, id, err, "read its steps")
+		s.runError(w, id, err, what)
 		return
 	}
 	writeJSON(w, struct {
 		runState
-		Graph graph.Graph `json:"graph"`
-	}{st, g})
+		Graph  graph.Graph   `json:"graph"`
+		Layers *graph.Layers `json:"layers,omitempty"`
+	}{st, g.Graph, g.layers})
 }
 
 // steps answers a run's steps' state, polled while the page shows it.
@@ -68,14 +66,9 @@ func (s *server) steps(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := contextFor(r)
 	defer cancel()
 	id := r.PathValue("run")
-	g, err := s.graph(ctx, id)
+	_, st, what, err := s.read(ctx, id)
 	if err != nil {
-		s.runError(w, id, err, "read its graph")
-		return
-	}
-	st, err := s.state(ctx, id, g)
-	if err != nil {
-		s.runError(w, id, err, "read its steps")
+		s.runError(w, id, err, what)
 		return
 	}
 	writeJSON(w, st)
@@ -90,17 +83,34 @@ func (s *server) runError(w http.ResponseWriter, id string, err error, what stri
 		"running porch's workflows (of this version or later) answers", id, what, err))
 }
 
+// runGraph is a run's DAG, and for a large one its layers.
+type runGraph struct {
+	graph.Graph
+	layers *graph.Layers
+}
+
+// largeGraph is the number of steps (nested pipelines' included) above
+// which the page draws a run's graph from its layers with its nested
+// pipelines collapsed: elkjs takes seconds to lay out 500 steps in the
+// browser, LayersOf about a millisecond.
+const largeGraph = 150
+
 // graph asks a run for its DAG (the Pipeline workflow's graph query),
-// once: a run's DAG never changes, and every poll needs it.
-func (s *server) graph(ctx context.Context, id string) (graph.Graph, error) {
+// once: a run's DAG never changes, and every poll needs it. A large one's
+// layers are placed then too.
+func (s *server) graph(ctx context.Context, id string) (runGraph, error) {
 	s.mu.Lock()
 	g, ok := s.graphs[id]
 	s.mu.Unlock()
 	if ok {
 		return g, nil
 	}
-	if err := query(ctx, s.opts.Client, id, workflows.GraphQuery, &g); err != nil {
+	if err := query(ctx, s.opts.Client, id, workflows.GraphQuery, &g.Graph); err != nil {
 		return g, err
+	}
+	if g.Len() > largeGraph {
+		l := graph.LayersOf(g.Graph)
+		g.layers = &l
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -125,17 +135,55 @@ func query(ctx context.Context, c client.Client, id, name string, out any) error
 	return v.Get(out)
 }
 
-// state reads a run's record and its steps, nested pipelines' included.
-func (s *server) state(ctx context.Context, id string, g graph.Graph) (runState, error) {
-	desc, err := s.opts.Client.DescribeWorkflowExecution(ctx, id, "")
+// read asks for a run's graph, its record and its steps at once. On
+// error it says what it was reading.
+func (s *server) read(ctx context.Context, id string) (runGraph, runState, string, error) {
+	var (
+		desc *workflowservice.DescribeWorkflowExecutionResponse
+		dErr error
+	)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		desc, dErr = s.opts.Client.DescribeWorkflowExecution(ctx, id, "")
+	}()
+	g, steps, what, err := s.graphAndSteps(ctx, id)
+	<-done
 	if err != nil {
-		return runState{}, err
+		return g, runState{}, what, err
 	}
-	info := desc.GetWorkflowExecutionInfo()
+	if dErr != nil {
+		return g, runState{}, "read its steps", dErr
+	}
+	return g, s.state(ctx, g.Graph, desc.GetWorkflowExecutionInfo(), steps), "", nil
+}
+
+// graphAndSteps asks for a run's graph and its steps (nested pipelines'
+// included) at once: each is a query, a round trip to the server and the
+// run's worker. On error it says what it was reading.
+func (s *server) graphAndSteps(ctx context.Context, id string) (runGraph, []workflows.StepState, string, error) {
+	var (
+		g    runGraph
+		gErr error
+	)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		g, gErr = s.graph(ctx, id)
+	}()
 	steps, err := s.snapshot(ctx, id)
-	if err != nil {
-		return runState{}, err
+	<-done
+	if gErr != nil {
+		return g, nil, "read its graph", gErr
 	}
+	if err != nil {
+		return g, nil, "read its steps", err
+	}
+	return g, steps, "", nil
+}
+
+// state is a run's record and its steps as the page shows them.
+func (s *server) state(ctx context.Context, g graph.Graph, info *workflowpb.WorkflowExecutionInfo, steps []workflows.StepState) runState {
 	queues := map[string]string{}
 	g.Walk(func(n graph.Node) { queues[n.Path] = n.Queue })
 	out := runState{Run: s.runOf(info), Steps: make([]stepView, 0, len(steps))}
@@ -151,7 +199,7 @@ func (s *server) state(ctx context.Context, id string, g graph.Graph) (runState,
 		}
 		out.Steps = append(out.Steps, v)
 	}
-	return out, nil
+	return out
 }
 
 func (s *server) view(st workflows.StepState) stepView {

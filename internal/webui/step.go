@@ -54,17 +54,12 @@ func (s *server) step(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := contextFor(r)
 	defer cancel()
 	id, path := r.PathValue("run"), r.URL.Query().Get("path")
-	g, err := s.graph(ctx, id)
+	g, steps, what, err := s.graphAndSteps(ctx, id)
 	if err != nil {
-		s.runError(w, id, err, "read its graph")
+		s.runError(w, id, err, what)
 		return
 	}
-	steps, err := s.snapshot(ctx, id)
-	if err != nil {
-		s.runError(w, id, err, "read its steps")
-		return
-	}
-	st, node, ok := s.findStep(ctx, id, g, steps, path)
+	st, node, ok := s.findStep(ctx, id, g.Graph, steps, path)
 	if !ok {
 		apiError(w, http.StatusNotFound, fmt.Sprintf("run %s has no step %q", id, path))
 		return
@@ -75,7 +70,7 @@ func (s *server) step(w http.ResponseWriter, r *http.Request) {
 		byPath[x.Path] = x
 	}
 	for _, in := range node.Inputs {
-		p := s.input(ctx, g, byPath, path, in)
+		p := s.input(ctx, g.Graph, byPath, path, in)
 		d.Inputs = append(d.Inputs, p)
 	}
 	for _, o := range st.Outputs {

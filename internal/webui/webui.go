@@ -9,7 +9,9 @@
 // leave in their datastore (logs, metrics). It keeps no database. Its
 // JavaScript and CSS are embedded in the binary (static/), with two
 // vendored libraries built from npm by `make ui-vendor`: elkjs lays the
-// DAG out, in a web worker, and Chart.js charts a sweep's trials.
+// DAG out, in a web worker (a run of more than largeGraph steps is placed
+// from the layers graph.LayersOf computes), and Chart.js charts a sweep's
+// trials.
 package webui
 
 import (
@@ -25,7 +27,6 @@ import (
 
 	"go.temporal.io/sdk/client"
 
-	"github.com/porch-pipelines/porch/graph"
 	"github.com/porch-pipelines/porch/workflows"
 )
 
@@ -63,7 +64,7 @@ const queryTimeout = 5 * time.Second
 // Handler serves the page at / and its API under /api/. Mount it under a
 // prefix with http.StripPrefix; the page's own links are relative.
 func Handler(opts Options) http.Handler {
-	s := &server{opts: opts, nested: newNestedCache(), queues: newQueueCache(opts.Client), graphs: map[string]graph.Graph{}}
+	s := &server{opts: opts, nested: newNestedCache(), queues: newQueueCache(opts.Client), graphs: map[string]runGraph{}}
 	sub, err := fs.Sub(static, "static")
 	if err != nil {
 		panic(err) // the embedded folder is there at build time
@@ -98,7 +99,7 @@ type server struct {
 	nested *nestedCache
 	queues *queueCache
 	mu     sync.Mutex
-	graphs map[string]graph.Graph // by run id
+	graphs map[string]runGraph // by run id
 }
 
 func (s *server) config(w http.ResponseWriter, r *http.Request) {

@@ -16,7 +16,10 @@ const POLL_LIST_MS = 3000;
 const main = document.getElementById("main");
 let stopView = () => {};
 
+// start shows the view while it reads the page's configuration.
 async function start() {
+  window.addEventListener("hashchange", route);
+  route();
   try {
     const cfg = await api("api/config");
     document.getElementById("where").textContent = "namespace " + cfg.namespace;
@@ -26,11 +29,10 @@ async function start() {
       b.hidden = false;
     }
   } catch (e) {
+    window.removeEventListener("hashchange", route);
+    stopView();
     main.replaceChildren(el("p", { class: "error" }, String(e)));
-    return;
   }
-  window.addEventListener("hashchange", route);
-  route();
 }
 
 // route shows the view the URL's fragment names: #/ (runs) or #/run/ID.
@@ -138,7 +140,7 @@ function showRun(id, step) {
       const res = await api("api/runs/" + encodeURIComponent(id));
       if (stopped) return;
       showHead(head, res.run);
-      await dag.draw(res.graph, res.steps);
+      await dag.draw(res.graph, res.steps, res.layers);
       panel.update(res.steps);
       if (step) panel.open(step, dag.node(step));
       if (res.run.status === "running") timer = setTimeout(poll, POLL_RUN_MS);

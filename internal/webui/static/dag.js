@@ -1,13 +1,20 @@
 // The DAG: laid out left to right by elkjs in a web worker (the page stays
-// responsive while a large run is laid out), drawn as SVG, its nodes
-// coloured by status as the run goes on without laying it out again.
-// Nested pipelines are boxes holding their steps, collapsible to a node.
+// responsive while it lays a graph out), drawn as SVG, its nodes coloured
+// by status as the run goes on without laying it out again. Nested
+// pipelines are boxes holding their steps, collapsible to a node. A large
+// run (the server sends its layers, graph.LayersOf) opens with its nested
+// pipelines collapsed and is placed from its layers, which takes
+// milliseconds where elkjs takes seconds; elkjs lays it out once a nested
+// pipeline is opened.
 import { el, svg, textWidth } from "./util.js";
 
 const NODE_H = 54;
 const LABEL_H = 14;
-// Runs larger than this open with their nested pipelines collapsed.
-const EXPAND_UP_TO = 150;
+// Placing layers: the least gap between layers, between slots of a layer,
+// and the height of a slot an edge passes.
+const LAYER_GAP = 36;
+const SLOT_GAP = 16;
+const PASS_H = 12;
 
 const STATUS_LABEL = { waiting: "waiting for a worker" };
 
@@ -15,7 +22,7 @@ export class DAG {
   constructor(box, onSelect) {
     this.box = box;
     this.onSelect = onSelect;
-    this.elk = new ELK({ workerUrl: "static/vendor/elk-worker.min.js" });
+    this.elk = null; // started on the first layout that needs it
     this.nodes = new Map(); // path -> graph node
     this.shapes = new Map(); // path -> its <g>
     this.steps = new Map(); // path -> step state
@@ -24,12 +31,14 @@ export class DAG {
     this.view = null;
   }
 
-  // draw lays the graph out and draws it with the steps' states.
-  async draw(graph, steps) {
+  // draw lays the graph out and draws it with the steps' states; layers,
+  // if the server sent them, place a large graph.
+  async draw(graph, steps, layers) {
     this.graph = graph;
+    this.layers = layers;
     const walk = (g) => g.nodes.forEach((n) => { this.nodes.set(n.path, n); if (n.pipeline) walk(n.pipeline); });
     walk(graph);
-    if (this.nodes.size > EXPAND_UP_TO) {
+    if (layers) {
       for (const [path, n] of this.nodes) if (n.pipeline) this.collapsed.add(path);
     }
     for (const s of steps) this.steps.set(s.path, s);
@@ -41,6 +50,12 @@ export class DAG {
   async layout() {
     const t0 = performance.now();
     const nested = [...this.nodes.values()].some((n) => n.pipeline && !this.collapsed.has(n.path));
+    if (this.layers && !nested) {
+      this.render(this.place());
+      this.box.dataset.layout = "layers";
+      this.box.dataset.layoutMs = String(Math.round(performance.now() - t0));
+      return;
+    }
     const root = {
       id: "__root",
       layoutOptions: {
@@ -49,7 +64,7 @@ export class DAG {
         // Laying out across nested pipelines' boxes costs: only when one is open.
         "elk.hierarchyHandling": nested ? "INCLUDE_CHILDREN" : "SEPARATE_CHILDREN",
         // Fewer crossing-minimisation passes on large graphs.
-        "elk.layered.thoroughness": this.nodes.size > EXPAND_UP_TO ? "2" : "7",
+        "elk.layered.thoroughness": this.layers ? "2" : "7",
         "elk.json.shapeCoords": "ROOT",
         "elk.json.edgeCoords": "ROOT",
         "elk.layered.spacing.nodeNodeBetweenLayers": "36",
@@ -60,8 +75,10 @@ export class DAG {
       children: this.graph.nodes.map((n) => this.elkNode(n)),
       edges: (this.graph.edges || []).map(elkEdge),
     };
+    this.elk ||= new ELK({ workerUrl: "static/vendor/elk-worker.min.js" });
     const laid = await this.elk.layout(root);
     this.render(laid);
+    this.box.dataset.layout = "elk";
     this.box.dataset.layoutMs = String(Math.round(performance.now() - t0));
   }
 
@@ -74,9 +91,61 @@ export class DAG {
         edges: (n.pipeline.edges || []).map(elkEdge),
       };
     }
-    const w = Math.max(textWidth(n.name, "600 12px system-ui, sans-serif"), textWidth(caption(n), "10.5px system-ui, sans-serif"),
-      textWidth(STATUS_LABEL.waiting, "10.5px system-ui, sans-serif")) + 28;
-    return { id: n.path, width: Math.ceil(w), height: NODE_H };
+    return { id: n.path, width: nodeWidth(n), height: NODE_H };
+  }
+
+  // place turns the server's layers into what elkjs answers: each layer as
+  // wide as its widest step, its slots stacked and centred on the tallest
+  // layer's, an edge straight from its step to the layer's right side,
+  // across each layer it passes, to its reader, labelled in the gap after
+  // its step's layer.
+  place() {
+    const { layers, routes } = this.layers;
+    const widths = new Map(this.graph.nodes.map((n) => [n.path, nodeWidth(n)]));
+    const at = new Map();
+    layers.forEach((slots, k) => slots.forEach((p, i) => { if (p) at.set(p, [k, i]); }));
+    const layerW = layers.map((slots) => Math.max(0, ...slots.map((p) => (p ? widths.get(p) : 0))));
+    const labelW = layers.map(() => 0);
+    const edges = (this.graph.edges || []).map((e) => {
+      const text = label(e);
+      const w = Math.ceil(textWidth(text, "10px system-ui, sans-serif")) + 6;
+      const k = at.get(e.from)[0];
+      labelW[k] = Math.max(labelW[k], w);
+      return { e, text, w };
+    });
+    const xs = [];
+    let x = 0;
+    layers.forEach((_, k) => {
+      xs.push(x);
+      x += layerW[k] + Math.max(LAYER_GAP, labelW[k] + 24);
+    });
+    const slotH = (p) => (p ? NODE_H : PASS_H);
+    const heights = [];
+    const ys = layers.map((slots) => {
+      let y = 0;
+      const col = slots.map((p) => { const top = y; y += slotH(p) + SLOT_GAP; return top; });
+      heights.push(Math.max(0, y - SLOT_GAP));
+      return col;
+    });
+    const height = Math.max(0, ...heights);
+    ys.forEach((col, k) => col.forEach((y, i) => { col[i] = y + (height - heights[k]) / 2; }));
+
+    const children = [...at].map(([p, [k, i]]) => ({ id: p, x: xs[k], y: ys[k][i], width: widths.get(p), height: NODE_H }));
+    const laidEdges = edges.map(({ e, text, w }, j) => {
+      const [k0, i0] = at.get(e.from), [k1, i1] = at.get(e.to);
+      const y0 = ys[k0][i0] + NODE_H / 2;
+      const pts = [{ x: xs[k0] + widths.get(e.from), y: y0 }, { x: xs[k0] + layerW[k0], y: y0 }];
+      (routes[j] || []).forEach((s, m) => {
+        const k = k0 + 1 + m, y = ys[k][s] + PASS_H / 2;
+        pts.push({ x: xs[k], y }, { x: xs[k] + layerW[k], y });
+      });
+      pts.push({ x: xs[k1], y: ys[k1][i1] + NODE_H / 2 });
+      const [a, b] = [pts[1], pts[2]];
+      const lab = { text, width: w, height: LABEL_H, x: (a.x + b.x - w) / 2, y: (a.y + b.y - LABEL_H) / 2 };
+      return { sources: [e.from], targets: [e.to],
+        sections: [{ startPoint: pts[0], bendPoints: pts.slice(1, -1), endPoint: pts.at(-1) }], labels: [lab] };
+    });
+    return { children, edges: laidEdges, width: x - Math.max(LAYER_GAP, labelW.at(-1) + 24), height };
   }
 
   render(laid) {
@@ -112,7 +181,8 @@ export class DAG {
     if (!this.view) this.fit(); else this.apply();
     for (const [path] of this.shapes) this.paint(path);
     if (this.selected) this.select(this.selected);
-    performance.mark("porch:graph-drawn");
+    // Drawn once the browser has shown the frame with it.
+    requestAnimationFrame(() => setTimeout(() => performance.mark("porch:graph-drawn")));
   }
 
   leaf(n, ln) {
@@ -159,11 +229,12 @@ export class DAG {
     this.onSelect(path);
   }
 
-  // update recolours the nodes with the steps' new states.
+  // update recolours the nodes whose steps' states changed.
   update(steps) {
     for (const s of steps) {
+      const old = this.steps.get(s.path);
       this.steps.set(s.path, s);
-      this.paint(s.path);
+      if (!old || old.status !== s.status || old.attempt !== s.attempt) this.paint(s.path);
     }
   }
 
@@ -233,8 +304,19 @@ export class DAG {
   apply() {
     const v = this.view;
     this.svgEl.setAttribute("viewBox", `${v.x} ${v.y} ${v.w} ${v.h}`);
+    // Text smaller than 5 px is not drawn (app.css): a large graph fitted
+    // to the page is boxes and lines until zoomed in.
+    this.svgEl.classList.toggle("far", (this.box.clientWidth || 800) / v.w < 0.4);
   }
 }
+
+// nodeWidth fits a node's lines: its name, caption and longest status.
+function nodeWidth(n) {
+  statusWidth ||= textWidth(STATUS_LABEL.waiting, "10.5px system-ui, sans-serif");
+  return Math.ceil(Math.max(textWidth(caption(n), "10.5px system-ui, sans-serif"), statusWidth,
+    textWidth(n.name, "600 12px system-ui, sans-serif")) + 28);
+}
+let statusWidth = 0;
 
 // caption is a node's second line: its type, and its compute.
 function caption(n) {

@@ -58,7 +58,9 @@ export function statusBadge(status, id) {
 
 // textWidth measures text as the graph draws it.
 const canvas = document.createElement("canvas").getContext("2d");
+let canvasFont = "";
 export function textWidth(text, font = "12px system-ui, sans-serif") {
-  canvas.font = font;
+  // Setting a font parses it: a large graph measures a thousand texts.
+  if (font !== canvasFont) canvas.font = canvasFont = font;
   return canvas.measureText(text).width;
 }
