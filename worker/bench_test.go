@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -19,57 +20,115 @@ import (
 	"github.com/porch-pipelines/porch/compiler/plan"
 )
 
-// chainLength is the number of steps in the chain benchmarks.
-const chainLength = 100
+// chainLength is the number of steps in the chain benchmarks; chainRounds
+// how many times each chain runs, in turn, in one BenchmarkChain.
+const (
+	chainLength = 100
+	chainRounds = 5
+)
 
 // BenchmarkChain measures porch's per-step overhead on the embedded server:
 // a chain of trivial command steps (each a child workflow running `true` in
 // a real process), beside two Temporal baselines in the same run: a chain of
 // child workflows that each run one no-op activity (the floor of porch's
-// design), and a chain of plain no-op activities. Its steps are forced to
-// run (each is still decided and recorded for reuse); a last run of the
-// same chain reuses them all.
+// design), and a chain of plain no-op activities. Its command steps are
+// forced to run (each is still decided for reuse); the reused chain is the
+// same chain unforced, every step reusing a first run's outputs.
 //
-//	go test ./worker -run '^$' -bench Chain -benchtime 3x
+// The four chains run in turn, chainRounds times, so a loaded machine
+// slows them alike; it reports each one's median per step, with the
+// spread (min–max), and the medians of each round's ratios to the floor.
+//
+//	go test ./worker -run '^$' -bench '^BenchmarkChain$' -benchtime 1x
 func BenchmarkChain(b *testing.B) {
 	home := b.TempDir()
 	f := filepath.Join(b.TempDir(), "chain.yml")
 	require.NoError(b, os.WriteFile(f, []byte(chainYAML(chainLength)), 0o644))
+	src, err := os.ReadFile(f)
+	require.NoError(b, err)
 	p, diags := compiler.Compile(f, compiler.Options{})
 	require.False(b, diags.HasErrors(), diags.Error())
-
-	// Every step runs (force_rerun): each is decided and recorded for
-	// reuse, and runs.
+	// Every step runs (force_rerun): each is decided for reuse, and runs.
 	forced := *p
 	forced.Settings.ForceRerun = true
-	b.Run("porch-command-steps", func(b *testing.B) { benchPorch(b, home, f, &forced) })
-	// The same chain again, unforced: every step is reused.
-	b.Run("porch-reused-steps", func(b *testing.B) { benchPorch(b, home, f, p) })
-	b.Run("baseline-child-workflow-activity", func(b *testing.B) {
-		benchBaseline(b, "ChainOfChildren")
-	})
-	b.Run("baseline-activities", func(b *testing.B) {
-		benchBaseline(b, "ChainOfActivities")
-	})
-}
 
-// benchPorch runs the plan p of the file f b.N times on a worker of home.
-func benchPorch(b *testing.B, home, f string, p *plan.Plan) {
-	h := &harness{home: home}
-	w := startWorker(b, h.home)
+	w := startWorker(b, home)
 	defer w.Stop()
-	src, _ := os.ReadFile(f)
+	stop := startBaselineWorker(b)
+	defer stop()
+	// A first unforced run records every step: the reused chain's runs
+	// reuse them all.
+	runPorch(b, p, src)
+
+	chains := []chainFigures{
+		{name: "porch command step", run: func() { runPorch(b, &forced, src) }},
+		{name: "porch reused step", run: func() { runPorch(b, p, src) }},
+		{name: "child-workflow floor", run: func() { runBaseline(b, "ChainOfChildren") }},
+		{name: "activity chain", run: func() { runBaseline(b, "ChainOfActivities") }},
+	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		run, err := startRun(p, src)
-		require.NoError(b, err)
-		require.NoError(b, run.Get(context.Background(), nil))
+		for r := 0; r < chainRounds; r++ {
+			for c := range chains {
+				start := time.Now()
+				chains[c].run()
+				chains[c].ms = append(chains[c].ms, float64(time.Since(start).Microseconds())/1000/chainLength)
+			}
+		}
 	}
-	reportPerStep(b)
+	b.StopTimer()
+	floor := chains[2]
+	var table strings.Builder
+	fmt.Fprintf(&table, "chain of %d steps, %d rounds: median ms a step (min–max); ratio to the floor of the same round, median (min–max)\n", chainLength, len(floor.ms))
+	for _, c := range chains {
+		ms := spreadOf(c.ms)
+		ratio := spreadOf(c.ratios(floor))
+		fmt.Fprintf(&table, "  %-22s %6.1f ms (%.1f–%.1f)   %.2f× floor (%.2f–%.2f)\n", c.name, ms.median, ms.min, ms.max, ratio.median, ratio.min, ratio.max)
+	}
+	b.Log("\n" + table.String())
+	b.ReportMetric(spreadOf(chains[0].ms).median, "command-ms/step")
+	b.ReportMetric(spreadOf(chains[1].ms).median, "reused-ms/step")
+	b.ReportMetric(spreadOf(floor.ms).median, "floor-ms/step")
+	b.ReportMetric(spreadOf(chains[3].ms).median, "activity-ms/step")
+	b.ReportMetric(spreadOf(chains[0].ratios(floor)).median, "command/floor")
+	b.ReportMetric(spreadOf(chains[1].ratios(floor)).median, "reused/floor")
 }
 
-func reportPerStep(b *testing.B) {
-	b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N*chainLength), "ms/step")
+// chainFigures are one chain's milliseconds a step, one a round.
+type chainFigures struct {
+	name string
+	run  func()
+	ms   []float64
+}
+
+// ratios are the chain's figures over the floor's of the same rounds.
+func (c chainFigures) ratios(floor chainFigures) []float64 {
+	out := make([]float64, len(c.ms))
+	for i := range c.ms {
+		out[i] = c.ms[i] / floor.ms[i]
+	}
+	return out
+}
+
+// figureSpread is a median and the range around it.
+type figureSpread struct{ median, min, max float64 }
+
+func spreadOf(xs []float64) figureSpread {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	n := len(s)
+	m := s[n/2]
+	if n%2 == 0 {
+		m = (s[n/2-1] + s[n/2]) / 2
+	}
+	return figureSpread{median: m, min: s[0], max: s[n-1]}
+}
+
+// runPorch runs the plan p of source src to its end.
+func runPorch(b *testing.B, p *plan.Plan, src []byte) {
+	run, err := startRun(p, src)
+	require.NoError(b, err)
+	require.NoError(b, run.Get(context.Background(), nil))
 }
 
 func chainYAML(n int) string {
@@ -83,22 +142,23 @@ func chainYAML(n int) string {
 
 const baselineQueue = "bench-baseline"
 
-func benchBaseline(b *testing.B, wf string) {
+// startBaselineWorker starts the worker of the Temporal baselines.
+func startBaselineWorker(b *testing.B) (stop func()) {
 	w := sdkworker.New(temporalClient, baselineQueue, sdkworker.Options{})
 	w.RegisterWorkflowWithOptions(chainOfChildren, workflow.RegisterOptions{Name: "ChainOfChildren"})
 	w.RegisterWorkflowWithOptions(chainOfActivities, workflow.RegisterOptions{Name: "ChainOfActivities"})
 	w.RegisterWorkflowWithOptions(oneActivity, workflow.RegisterOptions{Name: "OneActivity"})
 	w.RegisterActivityWithOptions(noop, activity.RegisterOptions{Name: "Noop"})
 	require.NoError(b, w.Start())
-	defer w.Stop()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		run, err := temporalClient.ExecuteWorkflow(context.Background(),
-			client.StartWorkflowOptions{TaskQueue: baselineQueue}, wf, chainLength)
-		require.NoError(b, err)
-		require.NoError(b, run.Get(context.Background(), nil))
-	}
-	reportPerStep(b)
+	return w.Stop
+}
+
+// runBaseline runs the baseline workflow wf over a chain of chainLength.
+func runBaseline(b *testing.B, wf string) {
+	run, err := temporalClient.ExecuteWorkflow(context.Background(),
+		client.StartWorkflowOptions{TaskQueue: baselineQueue}, wf, chainLength)
+	require.NoError(b, err)
+	require.NoError(b, run.Get(context.Background(), nil))
 }
 
 func noop(context.Context) error { return nil }

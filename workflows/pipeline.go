@@ -98,6 +98,9 @@ type dagRun struct {
 	// stepsCanceled says the run cancelled its running steps itself, so
 	// their cancellations are not a Temporal client's.
 	stepsCanceled bool
+	// statusKnown says whether the server has PorchStatus, once asked
+	// (statusAtStart).
+	statusKnown *bool
 }
 
 func newDAGRun(ctx workflow.Context, d *dag) *dagRun {
