@@ -124,6 +124,7 @@ func (a *Activities) Register(r worker.ActivityRegistry) {
 func (a *Activities) RegisterLocal(r worker.ActivityRegistry) {
 	a.init()
 	a.sweep.RegisterLocal(r)
+	reuse.RegisterElsewhere(r)
 }
 
 // NodeName names this worker in parallel steps' logs and in its own task

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -19,57 +21,136 @@ import (
 	"github.com/porch-pipelines/porch/compiler/plan"
 )
 
-// chainLength is the number of steps in the chain benchmarks.
-const chainLength = 100
+// chainLength is the number of steps in the chain benchmarks; chainRounds
+// how many times each chain runs, in turn, in one BenchmarkChain.
+const (
+	chainLength = 100
+	chainRounds = 5
+)
 
 // BenchmarkChain measures porch's per-step overhead on the embedded server:
 // a chain of trivial command steps (each a child workflow running `true` in
 // a real process), beside two Temporal baselines in the same run: a chain of
 // child workflows that each run one no-op activity (the floor of porch's
-// design), and a chain of plain no-op activities. Its steps are forced to
-// run (each is still decided and recorded for reuse); a last run of the
-// same chain reuses them all.
+// design), and a chain of plain no-op activities. Its command steps are
+// forced to run (each is still decided for reuse); the reused chain is the
+// same chain unforced, every step reusing a first run's outputs.
 //
-//	go test ./worker -run '^$' -bench Chain -benchtime 3x
+// The four chains run in turn, chainRounds times, so a loaded machine
+// slows them alike; it reports each one's median per step, with the
+// spread (min–max), and the medians of each round's ratios to the floor.
+//
+//	go test ./worker -run '^$' -bench '^BenchmarkChain$' -benchtime 1x
 func BenchmarkChain(b *testing.B) {
 	home := b.TempDir()
 	f := filepath.Join(b.TempDir(), "chain.yml")
 	require.NoError(b, os.WriteFile(f, []byte(chainYAML(chainLength)), 0o644))
+	src, err := os.ReadFile(f)
+	require.NoError(b, err)
 	p, diags := compiler.Compile(f, compiler.Options{})
 	require.False(b, diags.HasErrors(), diags.Error())
-
-	// Every step runs (force_rerun): each is decided and recorded for
-	// reuse, and runs.
+	// Every step runs (force_rerun): each is decided for reuse, and runs.
 	forced := *p
 	forced.Settings.ForceRerun = true
-	b.Run("porch-command-steps", func(b *testing.B) { benchPorch(b, home, f, &forced) })
-	// The same chain again, unforced: every step is reused.
-	b.Run("porch-reused-steps", func(b *testing.B) { benchPorch(b, home, f, p) })
-	b.Run("baseline-child-workflow-activity", func(b *testing.B) {
-		benchBaseline(b, "ChainOfChildren")
-	})
-	b.Run("baseline-activities", func(b *testing.B) {
-		benchBaseline(b, "ChainOfActivities")
-	})
-}
 
-// benchPorch runs the plan p of the file f b.N times on a worker of home.
-func benchPorch(b *testing.B, home, f string, p *plan.Plan) {
-	h := &harness{home: home}
-	w := startWorker(b, h.home)
+	w := startWorker(b, home)
 	defer w.Stop()
-	src, _ := os.ReadFile(f)
+	stop := startBaselineWorker(b)
+	defer stop()
+	// A first unforced run records every step: the reused chain's runs
+	// reuse them all.
+	runPorch(b, p, src)
+
+	chains := []chainFigures{
+		{name: "porch command step", run: func() { runPorch(b, &forced, src) }},
+		{name: "porch reused step", run: func() { runPorch(b, p, src) }},
+		{name: "child-workflow floor", run: func() { runBaseline(b, "ChainOfChildren") }},
+		{name: "activity chain", run: func() { runBaseline(b, "ChainOfActivities") }},
+	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		run, err := startRun(p, src)
-		require.NoError(b, err)
-		require.NoError(b, run.Get(context.Background(), nil))
+		for r := 0; r < chainRounds; r++ {
+			for c := range chains {
+				start, cpu := time.Now(), processCPU(b)
+				chains[c].run()
+				chains[c].ms = append(chains[c].ms, float64(time.Since(start).Microseconds())/1000/chainLength)
+				chains[c].cpu = append(chains[c].cpu, float64((processCPU(b)-cpu).Microseconds())/1000/chainLength)
+			}
+		}
 	}
-	reportPerStep(b)
+	b.StopTimer()
+	floor := chains[2]
+	var table strings.Builder
+	fmt.Fprintf(&table, "chain of %d steps, %d rounds: median (min–max) a step, of wall time and of the process's CPU time\n", chainLength, len(floor.ms))
+	fmt.Fprintf(&table, "(server, workers and the commands they ran); ratios to the floor of the same round\n")
+	for _, c := range chains {
+		ms, ratio := spreadOf(c.ms), spreadOf(ratiosOf(c.ms, floor.ms))
+		cpu, cpuRatio := spreadOf(c.cpu), spreadOf(ratiosOf(c.cpu, floor.cpu))
+		fmt.Fprintf(&table, "  %-20s wall %6.1f ms (%.1f–%.1f) %.2f× floor (%.2f–%.2f)   CPU %6.1f ms (%.1f–%.1f) %.2f× floor (%.2f–%.2f)\n",
+			c.name, ms.median, ms.min, ms.max, ratio.median, ratio.min, ratio.max,
+			cpu.median, cpu.min, cpu.max, cpuRatio.median, cpuRatio.min, cpuRatio.max)
+	}
+	b.Log("\n" + table.String())
+	b.ReportMetric(spreadOf(chains[0].ms).median, "command-ms/step")
+	b.ReportMetric(spreadOf(chains[1].ms).median, "reused-ms/step")
+	b.ReportMetric(spreadOf(floor.ms).median, "floor-ms/step")
+	b.ReportMetric(spreadOf(chains[3].ms).median, "activity-ms/step")
+	b.ReportMetric(spreadOf(ratiosOf(chains[0].ms, floor.ms)).median, "command/floor")
+	b.ReportMetric(spreadOf(ratiosOf(chains[1].ms, floor.ms)).median, "reused/floor")
+	b.ReportMetric(spreadOf(ratiosOf(chains[0].cpu, floor.cpu)).median, "command-cpu/floor-cpu")
+	b.ReportMetric(spreadOf(ratiosOf(chains[1].cpu, floor.cpu)).median, "reused-cpu/floor-cpu")
 }
 
-func reportPerStep(b *testing.B) {
-	b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N*chainLength), "ms/step")
+// chainFigures are one chain's milliseconds a step, of wall time and of
+// CPU time, one a round.
+type chainFigures struct {
+	name    string
+	run     func()
+	ms, cpu []float64
+}
+
+// ratiosOf are xs over the floor's figures of the same rounds.
+func ratiosOf(xs, floor []float64) []float64 {
+	out := make([]float64, len(xs))
+	for i := range xs {
+		out[i] = xs[i] / floor[i]
+	}
+	return out
+}
+
+// processCPU is the CPU time this process (the embedded server and every
+// worker) and the commands it ran have used: on a loaded machine it
+// measures a chain's cost where wall time measures mostly the wait for a
+// core.
+func processCPU(b *testing.B) time.Duration {
+	var total time.Duration
+	for _, who := range []int{syscall.RUSAGE_SELF, syscall.RUSAGE_CHILDREN} {
+		var ru syscall.Rusage
+		require.NoError(b, syscall.Getrusage(who, &ru))
+		total += time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	return total
+}
+
+// figureSpread is a median and the range around it.
+type figureSpread struct{ median, min, max float64 }
+
+func spreadOf(xs []float64) figureSpread {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	n := len(s)
+	m := s[n/2]
+	if n%2 == 0 {
+		m = (s[n/2-1] + s[n/2]) / 2
+	}
+	return figureSpread{median: m, min: s[0], max: s[n-1]}
+}
+
+// runPorch runs the plan p of source src to its end.
+func runPorch(b *testing.B, p *plan.Plan, src []byte) {
+	run, err := startRun(p, src)
+	require.NoError(b, err)
+	require.NoError(b, run.Get(context.Background(), nil))
 }
 
 func chainYAML(n int) string {
@@ -83,22 +164,23 @@ func chainYAML(n int) string {
 
 const baselineQueue = "bench-baseline"
 
-func benchBaseline(b *testing.B, wf string) {
+// startBaselineWorker starts the worker of the Temporal baselines.
+func startBaselineWorker(b *testing.B) (stop func()) {
 	w := sdkworker.New(temporalClient, baselineQueue, sdkworker.Options{})
 	w.RegisterWorkflowWithOptions(chainOfChildren, workflow.RegisterOptions{Name: "ChainOfChildren"})
 	w.RegisterWorkflowWithOptions(chainOfActivities, workflow.RegisterOptions{Name: "ChainOfActivities"})
 	w.RegisterWorkflowWithOptions(oneActivity, workflow.RegisterOptions{Name: "OneActivity"})
 	w.RegisterActivityWithOptions(noop, activity.RegisterOptions{Name: "Noop"})
 	require.NoError(b, w.Start())
-	defer w.Stop()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		run, err := temporalClient.ExecuteWorkflow(context.Background(),
-			client.StartWorkflowOptions{TaskQueue: baselineQueue}, wf, chainLength)
-		require.NoError(b, err)
-		require.NoError(b, run.Get(context.Background(), nil))
-	}
-	reportPerStep(b)
+	return w.Stop
+}
+
+// runBaseline runs the baseline workflow wf over a chain of chainLength.
+func runBaseline(b *testing.B, wf string) {
+	run, err := temporalClient.ExecuteWorkflow(context.Background(),
+		client.StartWorkflowOptions{TaskQueue: baselineQueue}, wf, chainLength)
+	require.NoError(b, err)
+	require.NoError(b, run.Get(context.Background(), nil))
 }
 
 func noop(context.Context) error { return nil }

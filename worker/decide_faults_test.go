@@ -20,7 +20,9 @@ import (
 // (SIGKILL) the worker that is hashing a step's large input to decide its
 // reuse: the decision runs again on the other worker once the step's
 // heartbeat timeout (30 s for a command step) has passed, and the step
-// runs; it waited two hours.
+// runs; it waited two hours. The run's DAG is on a worker that runs
+// workflows only, which declines to decide on its own (DecideReuseHere):
+// the decision is the heartbeating DecideReuse activity, on the victim.
 func TestAWorkerKilledWhileDecidingReuseCostsTheHeartbeatTimeout(t *testing.T) {
 	const heartbeat = 30 * time.Second // a command step's
 	home := t.TempDir()

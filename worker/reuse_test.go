@@ -142,6 +142,9 @@ func TestAChainRunTwiceReusesEveryStep(t *testing.T) {
 	assert.Equal(t, `succeeded: dependency "s2" ran`, got2["s3"])
 	assert.Equal(t, `succeeded: dependency "s3" ran`, got2["s4"])
 	record(t, "v2-reuse", changed)
+	// Decided on the DAG's worker, s1's ReusedStep started with its
+	// PorchStatus.
+	record(t, "v2-reuse-decided-here", changed)
 
 	writeAged(t, filepath.Join(dir, "src", "run.sh"), "cat \"$1/v.txt\" > \"$2/v.txt\"; echo THREE >> \"$2/v.txt\"\n")
 	edited, _ := run()

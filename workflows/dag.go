@@ -427,7 +427,11 @@ func (d *dag) progress() string {
 }
 
 func (d *dag) stepAttributes(s plan.Step) temporal.SearchAttributes {
-	return stepAttributes(runKeys{d.in.RunID, d.in.Name, d.in.Experiment, d.in.Settings.SubmittedBy}, s.Path, s.Type, s.Compute)
+	return stepAttributes(d.keys(), s.Path, s.Type, s.Compute)
+}
+
+func (d *dag) keys() runKeys {
+	return runKeys{d.in.RunID, d.in.Name, d.in.Experiment, d.in.Settings.SubmittedBy}
 }
 
 // runKeys are the search attributes of a run that every one of its
@@ -456,11 +460,15 @@ func (k runKeys) keywords() []keyword {
 
 // stepAttributes are a step workflow's search attributes.
 func stepAttributes(k runKeys, path string, typ plan.StepType, compute string) temporal.SearchAttributes {
+	return temporal.NewSearchAttributes(stepUpdates(k, path, typ, compute)...)
+}
+
+func stepUpdates(k runKeys, path string, typ plan.StepType, compute string) []temporal.SearchAttributeUpdate {
 	updates := append(k.updates(), keyStep.ValueSet(path), keyStepType.ValueSet(string(typ)))
 	if compute != "" {
 		updates = append(updates, keyCompute.ValueSet(compute))
 	}
-	return temporal.NewSearchAttributes(updates...)
+	return updates
 }
 
 // ErrorMessage is what a user needs from a step's or run's error: the

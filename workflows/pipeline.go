@@ -98,6 +98,9 @@ type dagRun struct {
 	// stepsCanceled says the run cancelled its running steps itself, so
 	// their cancellations are not a Temporal client's.
 	stepsCanceled bool
+	// statusKnown says whether the server has PorchStatus, once asked
+	// (statusAtStart).
+	statusKnown *bool
 }
 
 func newDAGRun(ctx workflow.Context, d *dag) *dagRun {
@@ -130,17 +133,37 @@ func (r *dagRun) startReady() {
 			continue
 		}
 		s.deciding = true
-		r.wait(d.decideReuse(r.stepCtx, s), func(f workflow.Future) {
-			s.deciding = false
-			d.settle(r.ctx, f, s)
-			if s.state.Status == StatusReused {
-				d.countReused(r.ctx, s)
-				r.reused(s)
+		in := d.decideInput(s)
+		if !d.decidesHere(r.ctx) {
+			r.wait(d.decideReuse(r.stepCtx, s, in), func(f workflow.Future) { r.decided(s, f) })
+			continue
+		}
+		r.wait(d.decideHere(r.stepCtx, s, in), func(f workflow.Future) {
+			err := f.Get(r.ctx, nil)
+			if err == nil || isCanceled(err) {
+				r.decided(s, f)
+				return
 			}
-			if s.state.Status == StatusWaiting && r.starting() {
-				r.launch(s)
-			}
+			// This worker declined, failed or ran out of time: a worker
+			// of the default queue decides, heartbeating.
+			workflow.GetLogger(r.ctx).Debug("porch: reuse decided elsewhere", "step", s.step.Path, "error", err)
+			r.wait(d.decideReuse(r.stepCtx, s, in), func(f workflow.Future) { r.decided(s, f) })
 		})
+	}
+}
+
+// decided takes a step's reuse decision: a reused step is done (its
+// ReusedStep workflow starts), any other runs.
+func (r *dagRun) decided(s *node, f workflow.Future) {
+	d := r.d
+	s.deciding = false
+	d.settle(r.ctx, f, s)
+	if s.state.Status == StatusReused {
+		d.countReused(r.ctx, s)
+		r.reused(s)
+	}
+	if s.state.Status == StatusWaiting && r.starting() {
+		r.launch(s)
 	}
 }
 

@@ -72,9 +72,29 @@ func (d *dag) decides(ctx workflow.Context, n *node) bool {
 	return workflow.GetVersion(ctx, reuseChange, workflow.DefaultVersion, 1) == 1
 }
 
-// decideReuse starts the activity that computes a step's key and looks for
-// a record of it.
-func (d *dag) decideReuse(ctx workflow.Context, n *node) workflow.Future {
+// decideHereChange is the GetVersion id of DAGs that first decide a
+// step's reuse in a local activity on the worker running the DAG (version
+// 1): the decision then costs no round trip through the server. A worker
+// that cannot (it runs no steps of the default queue, the decision fails,
+// or it takes longer than decideHereBudget) leaves it to DecideReuse on
+// the default queue, which heartbeats and retries as before. It is asked
+// only for a step that is decided.
+const decideHereChange = "porch-reuse-decide-here"
+
+// decideHereBudget bounds a decision on the DAG's own worker. A local
+// activity holds the DAG's workflow task open (Temporal's default task
+// timeout is 10 s): deciding a step whose inputs were never hashed (a
+// large dataset) is left to DecideReuse, which heartbeats.
+const decideHereBudget = 3 * time.Second
+
+// decidesHere says whether the DAG first decides a step on its own worker.
+func (d *dag) decidesHere(ctx workflow.Context) bool {
+	return workflow.GetVersion(ctx, decideHereChange, workflow.DefaultVersion, 1) == 1
+}
+
+// decideInput is what a decision of the step needs; it carries the
+// records of the steps that succeeded since the last decision.
+func (d *dag) decideInput(n *node) reuse.DecideInput {
 	in := reuse.DecideInput{
 		Pipeline: d.in.Name, RunID: d.in.RunID, DefaultDatastore: d.in.Settings.DefaultDatastore,
 		Step: n.step, Inputs: d.resolveInputs(n.step.Inputs), Records: d.pending,
@@ -96,6 +116,23 @@ func (d *dag) decideReuse(ctx workflow.Context, n *node) workflow.Future {
 		}
 		in.Upstream = append(in.Upstream, reuse.Upstream{Input: i.Name, Step: i.Value.Step, Output: i.Value.Output, Ran: up.state.Status != StatusReused})
 	}
+	return in
+}
+
+// decideHere starts the local activity that decides a step on the DAG's
+// own worker: one attempt, within decideHereBudget.
+func (d *dag) decideHere(ctx workflow.Context, n *node, in reuse.DecideInput) workflow.Future {
+	ctx = workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+		Summary:             "decide whether " + n.step.Path + " reuses an earlier run",
+		StartToCloseTimeout: decideHereBudget,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
+	})
+	return workflow.ExecuteLocalActivity(ctx, reuse.DecideReuseHereName, in)
+}
+
+// decideReuse starts the activity that computes a step's key and looks for
+// a record of it, on a worker of the default queue.
+func (d *dag) decideReuse(ctx workflow.Context, n *node, in reuse.DecideInput) workflow.Future {
 	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		Summary:                "decide whether " + n.step.Path + " reuses an earlier run",
 		TaskQueue:              plan.DefaultTaskQueue,

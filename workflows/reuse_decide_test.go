@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -55,4 +56,78 @@ func (s *PipelineSuite) TestADecisionWhoseWorkerWentSilentLetsTheStepRun() {
 		s.Equal(heartbeatTimeout, info.HeartbeatTimeout, "the step's heartbeat timeout applies to its decision")
 		s.Less(info.Deadline.Sub(info.StartedTime), time.Hour+time.Minute, "a decision's attempt is bounded")
 	}
+}
+
+// TestTheDAGsWorkerDecidesWithoutAnActivity: a worker that runs the
+// default queue's steps decides each step's reuse in a local activity,
+// carrying the records of the steps that succeeded before, and no
+// DecideReuse activity is scheduled.
+func (s *PipelineSuite) TestTheDAGsWorkerDecidesWithoutAnActivity() {
+	p := s.compile("diamond.yaml")
+	var mu sync.Mutex
+	recorded := map[string]string{}
+	s.env.OnActivity(reuse.DecideReuseHereName, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, in reuse.DecideInput) (reuse.Decision, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			for _, r := range in.Records {
+				recorded[r.Step] = in.Step.Path
+			}
+			return reuse.Decision{Key: "key-" + in.Step.Path, Reason: reuse.ReasonFirstRun}, nil
+		})
+	s.env.OnActivity(reuse.DecideReuseName, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, in reuse.DecideInput) (reuse.Decision, error) {
+			s.Failf("a decision took an activity", "step %s", in.Step.Path)
+			return reuse.Decision{}, nil
+		}).Maybe()
+	s.env.OnActivity(reuse.RecordReuseName, mock.Anything, mock.Anything).Return(nil)
+	s.onCommand(nil, nil)
+	s.env.ExecuteWorkflow(PipelineName, input(p, "r"))
+	s.Require().NoError(s.env.GetWorkflowError())
+
+	for path, st := range s.states() {
+		s.Equal(StatusSucceeded, st.Status, path)
+		s.Equal(reuse.ReasonFirstRun, st.Reuse.Reason, path)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	s.Equal("b", recorded["a"], "a's record rides on the next decision")
+}
+
+// TestADecisionTheDAGsWorkerCannotMakeRunsOnTheDefaultQueue: when the
+// local decision fails (here, for step b), DecideReuse decides on the
+// default queue, with the records the local decision carried.
+func (s *PipelineSuite) TestADecisionTheDAGsWorkerCannotMakeRunsOnTheDefaultQueue() {
+	p := s.compile("diamond.yaml")
+	var mu sync.Mutex
+	var remote []reuse.DecideInput
+	s.env.OnActivity(reuse.DecideReuseHereName, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, in reuse.DecideInput) (reuse.Decision, error) {
+			if in.Step.Path == "b" {
+				return reuse.Decision{}, errors.New("hashing took too long")
+			}
+			return reuse.Decision{Key: "key-" + in.Step.Path, Reason: reuse.ReasonFirstRun}, nil
+		})
+	s.env.OnActivity(reuse.DecideReuseName, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, in reuse.DecideInput) (reuse.Decision, error) {
+			mu.Lock()
+			remote = append(remote, in)
+			mu.Unlock()
+			return reuse.Decision{Key: "key-" + in.Step.Path, Reason: "decided on the default queue"}, nil
+		})
+	s.env.OnActivity(reuse.RecordReuseName, mock.Anything, mock.Anything).Return(nil)
+	s.onCommand(nil, nil)
+	s.env.ExecuteWorkflow(PipelineName, input(p, "r"))
+	s.Require().NoError(s.env.GetWorkflowError())
+
+	st := s.states()
+	s.Equal("decided on the default queue", st["b"].Reuse.Reason)
+	s.Equal(reuse.ReasonFirstRun, st["d"].Reuse.Reason)
+	s.Require().Len(remote, 1, "only b's decision ran on the default queue")
+	s.Equal("b", remote[0].Step.Path)
+	var steps []string
+	for _, r := range remote[0].Records {
+		steps = append(steps, r.Step)
+	}
+	s.Contains(steps, "a", "the records the local decision carried ride on the remote one")
 }

@@ -7,14 +7,19 @@ import (
 	"context"
 
 	"github.com/stretchr/testify/mock"
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/porch-pipelines/porch/activities/reuse"
 )
 
-// decideToRun mocks the reuse decision of every step: it runs, for the
-// first time, and its record is written.
+// decideToRun mocks the reuse decision of every step: the DAG's worker
+// declines to decide it (as a worker that runs no steps does), and the
+// decision on the default queue says it runs, for the first time; its
+// record is written.
 func decideToRun(env *testsuite.TestWorkflowEnvironment) {
+	env.OnActivity(reuse.DecideReuseHereName, mock.Anything, mock.Anything).Return(
+		reuse.Decision{}, temporal.NewNonRetryableApplicationError("declined", reuse.DecideElsewhereType, nil)).Maybe()
 	env.OnActivity(reuse.DecideReuseName, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, in reuse.DecideInput) (reuse.Decision, error) {
 			return reuse.Decision{Key: "key-" + in.Step.Path, Reason: reuse.ReasonFirstRun}, nil

@@ -3,7 +3,9 @@ package workflows
 import (
 	"fmt"
 	"strings"
+	"time"
 
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/porch-pipelines/porch/activities/reuse"
@@ -32,10 +34,45 @@ type ReusedStepInput struct {
 	FromStep string `json:"from_step"`
 }
 
-// ReusedStep sets its PorchStatus to reused and ends.
+// reusedStatusChange is the GetVersion id of DAGs that start a
+// ReusedStep with its PorchStatus already set (version 1), having asked
+// once a run whether the server has PorchStatus: the ReusedStep then runs
+// nothing, and costs one workflow task. It is asked only when a step is
+// reused.
+const reusedStatusChange = "reused-step-status-at-start"
+
+// ReusedStep sets its PorchStatus to reused, unless its DAG started it
+// so, and ends.
 func ReusedStep(ctx workflow.Context, in ReusedStepInput) error {
+	if _, set := workflow.GetTypedSearchAttributes(ctx).GetKeyword(keyStatus); set {
+		return nil
+	}
 	upsertStatus(ctx, PorchReused)
 	return nil
+}
+
+// statusAtStart says whether a DAG that has reusedStatusChange sets a
+// ReusedStep's PorchStatus as it starts it: when the server has
+// PorchStatus, which the DAG asks once.
+func (r *dagRun) statusAtStart() bool {
+	ctx := r.ctx
+	if workflow.GetVersion(ctx, reusedStatusChange, workflow.DefaultVersion, 1) != 1 {
+		return false
+	}
+	if r.statusKnown == nil {
+		lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+			Summary:                "is PorchStatus registered",
+			ScheduleToCloseTimeout: 30 * time.Second,
+			RetryPolicy:            &temporal.RetryPolicy{MaximumAttempts: 2},
+		})
+		registered := false
+		if err := workflow.ExecuteLocalActivity(lctx, StatusRegisteredName).Get(ctx, &registered); err != nil {
+			// Each ReusedStep asks for itself, as before.
+			registered = false
+		}
+		r.statusKnown = &registered
+	}
+	return *r.statusKnown
 }
 
 // reused starts the ReusedStep of a reused step, in a DAG that has the
@@ -47,6 +84,10 @@ func (r *dagRun) reused(s *node) {
 	}
 	from := s.state.Reuse
 	attrs := d.stepAttributes(s.step)
+	if r.statusAtStart() {
+		attrs = temporal.NewSearchAttributes(append(stepUpdates(d.keys(), s.step.Path, s.step.Type, s.step.Compute),
+			keyStatus.ValueSet(PorchReused))...)
+	}
 	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
 		WorkflowID:            d.in.RunID + "/" + s.step.Path,
 		TaskQueue:             plan.DefaultTaskQueue,

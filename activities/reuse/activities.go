@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/worker"
 
 	"github.com/porch-pipelines/porch/activities/stepio"
@@ -18,7 +19,18 @@ import (
 const (
 	DecideReuseName = "DecideReuse"
 	RecordReuseName = "RecordReuse"
+	// DecideReuseHereName is DecideReuse run as a local activity by the
+	// DAG, on its own worker: the decision then costs no round trip
+	// through the server. A worker that runs no steps of the default
+	// queue declines it (DecideElsewhereType), and the DAG schedules
+	// DecideReuse for a worker that does.
+	DecideReuseHereName = "DecideReuseHere"
 )
+
+// DecideElsewhereType is the error type of a local decision a worker
+// declines: it runs no steps of the default queue, so the decision runs
+// on a worker that does.
+const DecideElsewhereType = "DecideElsewhere"
 
 // Why a step runs whatever its record says.
 const (
@@ -41,6 +53,27 @@ type Activities struct {
 func (a *Activities) Register(r worker.ActivityRegistry) {
 	r.RegisterActivityWithOptions(a.DecideReuse, activity.RegisterOptions{Name: DecideReuseName})
 	r.RegisterActivityWithOptions(a.RecordReuse, activity.RegisterOptions{Name: RecordReuseName})
+	r.RegisterActivityWithOptions(a.DecideReuseHere, activity.RegisterOptions{Name: DecideReuseHereName})
+}
+
+// DecideReuseHere is DecideReuse as a local activity of the DAG's own
+// worker: it does not heartbeat (a local activity cannot); the DAG bounds
+// it, and leaves a decision that fails or takes long to DecideReuse.
+func (a *Activities) DecideReuseHere(ctx context.Context, in DecideInput) (Decision, error) {
+	return a.DecideReuse(ctx, in)
+}
+
+// RegisterElsewhere registers, on a worker that runs workflows but no
+// steps of the default queue, the local decision declined: the datastores
+// a step reads may not be reachable from here, and DecideReuse on the
+// default queue decides as it always has.
+func RegisterElsewhere(r worker.ActivityRegistry) {
+	r.RegisterActivityWithOptions(declineHere, activity.RegisterOptions{Name: DecideReuseHereName})
+}
+
+func declineHere(context.Context, DecideInput) (Decision, error) {
+	return Decision{}, temporal.NewNonRetryableApplicationError(
+		"this worker runs no steps of the default queue: a worker that does decides", DecideElsewhereType, nil)
 }
 
 // Upstream says that an input is an output of an upstream step.
