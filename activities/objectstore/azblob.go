@@ -11,7 +11,6 @@ import (
 	"net/url"
 	"os"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
@@ -31,10 +30,6 @@ type azBackend struct {
 	// container and account name it in messages.
 	container, account string
 }
-
-// removeWorkers is how many blobs azBackend deletes at once: the blob API
-// deletes one blob per request.
-const removeWorkers = 8
 
 // errDirectory is stat's error for an ADLS Gen2 directory: no object.
 var errDirectory = errors.New("a directory, not a blob")
@@ -200,39 +195,19 @@ func blobInfo(name *string, p *container.BlobProperties, meta map[string]*string
 }
 
 func (b *azBackend) remove(ctx context.Context, keys []string) error {
-	var (
-		mu    sync.Mutex
-		first error
-		wg    sync.WaitGroup
-	)
-	work := make(chan string)
-	for range min(removeWorkers, len(keys)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for k := range work {
-				_, err := b.blob(k).Delete(ctx, nil)
-				if err != nil && !b.explain(err).notFound {
-					mu.Lock()
-					first = cmpErr(first, err)
-					mu.Unlock()
-				}
-			}
-		}()
-	}
+	// The blob API deletes one blob per request.
+	t := newTransfers(ctx)
 	for _, k := range keys {
-		work <- k
+		if !t.start(func(ctx context.Context) error {
+			if _, err := b.blob(k).Delete(ctx, nil); err != nil && !b.explain(err).notFound {
+				return err
+			}
+			return nil
+		}) {
+			break
+		}
 	}
-	close(work)
-	wg.Wait()
-	return first
-}
-
-func cmpErr(first, err error) error {
-	if first != nil {
-		return first
-	}
-	return err
+	return t.wait()
 }
 
 // message is the service's answer in one line ("403 Server failed to
