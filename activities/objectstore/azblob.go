@@ -31,9 +31,6 @@ type azBackend struct {
 	container, account string
 }
 
-// errDirectory is stat's error for an ADLS Gen2 directory: no object.
-var errDirectory = errors.New("a directory, not a blob")
-
 // deref is *p, or the zero value for nil.
 func deref[T any](p *T) T {
 	var zero T
@@ -55,7 +52,7 @@ func (b *azBackend) stat(ctx context.Context, key string) (objInfo, error) {
 	if folderMarker(p.Metadata) {
 		// An ADLS Gen2 directory seen through the blob API: a folder, not
 		// an object.
-		return objInfo{}, errDirectory
+		return objInfo{}, errFolder
 	}
 	return info, nil
 }
@@ -156,6 +153,9 @@ func (b *azBackend) listLevel(ctx context.Context, prefix string, max int) iter.
 		}
 		pager := b.client.NewListBlobsHierarchyPager("/", opts)
 		n := 0
+		// An ADLS Gen2 directory with something in it is listed twice: as
+		// a prefix, and as the blob that marks it a directory.
+		dirs := map[string]bool{}
 		for pager.More() {
 			page, err := pager.NextPage(ctx)
 			if err != nil {
@@ -170,6 +170,12 @@ func (b *azBackend) listLevel(ctx context.Context, prefix string, max int) iter.
 				items = append(items, blobInfo(item.Name, item.Properties, item.Metadata))
 			}
 			for _, info := range items {
+				if info.dir {
+					if dirs[info.key] {
+						continue
+					}
+					dirs[info.key] = true
+				}
 				if !yield(info, nil) {
 					return
 				}
@@ -247,7 +253,7 @@ func (b *azBackend) where() string {
 // worker's settings to fix.
 func (b *azBackend) explain(err error) failure {
 	switch {
-	case errors.Is(err, errDirectory), bloberror.HasCode(err, bloberror.BlobNotFound):
+	case errors.Is(err, errFolder), bloberror.HasCode(err, bloberror.BlobNotFound):
 		return failure{notFound: true}
 	case bloberror.HasCode(err, bloberror.ContainerNotFound):
 		return failure{permanent: true, hint: fmt.Sprintf("there is no container %q in account %q: create it, or fix the container's name", b.container, b.account)}

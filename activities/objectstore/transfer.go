@@ -2,6 +2,7 @@ package objectstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -27,13 +28,14 @@ func (s *Store) Download(ctx context.Context, p, dst string) (single bool, err e
 	if !s.isNotFound(err) {
 		return false, s.wrap(err, "read %q", p)
 	}
-	return false, s.downloadFolder(ctx, p, key, dst)
+	return false, s.downloadFolder(ctx, p, key, dst, errors.Is(err, errFolder))
 }
 
 // downloadFolder copies every object under key/ into the folder dst,
-// transferWidth objects at a time.
-func (s *Store) downloadFolder(ctx context.Context, p, key, dst string) error {
-	found := false
+// transferWidth objects at a time. folder says the store keeps key as a
+// folder, which may be empty.
+func (s *Store) downloadFolder(ctx context.Context, p, key, dst string, folder bool) error {
+	found := folder
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	t := newTransfers(ctx)
