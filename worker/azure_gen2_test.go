@@ -19,7 +19,7 @@ import (
 	"github.com/porch-pipelines/porch/workflows"
 )
 
-// TestAnADLSGen2FileSystemInEveryModeWithRWMountAndUploadOutputs runs, on
+// TestAzureDataLakeGen2InEveryModeWithRWMountAndUploadOutputs runs, on
 // a worker whose connection string gives only a DfsEndpoint (Azurite's),
 // a step per input mode reading an abfss:// folder and a path of a
 // registered azure_data_lake_gen2 datastore (a file system holding
@@ -28,7 +28,7 @@ import (
 // datastore: both are published when the step succeeds, as on s3 (porch
 // stages an rw_mount output and uploads it, as upload). A step that writes
 // its rw_mount output and fails publishes nothing.
-func TestAnADLSGen2FileSystemInEveryModeWithRWMountAndUploadOutputs(t *testing.T) {
+func TestAzureDataLakeGen2InEveryModeWithRWMountAndUploadOutputs(t *testing.T) {
 	srv, fsName := azureContainer(t)
 	t.Setenv(objectstore.EnvConnectionString, "DefaultEndpointsProtocol=http;AccountName="+azuritetest.Account+
 		";AccountKey="+azuritetest.Key+";DfsEndpoint="+srv.Endpoint(azuritetest.Account)+";")
