@@ -34,6 +34,9 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	if os.Getenv(cliEnv) != "" {
+		os.Exit(runCLI())
+	}
 	if os.Getenv(workerAddressEnv) != "" {
 		os.Exit(runWorkerProcess())
 	}

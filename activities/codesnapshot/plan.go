@@ -31,20 +31,21 @@ type codeRef struct {
 
 // SnapshotPlan snapshots every distinct code folder or file the plan's
 // steps name (commands, parallel steps' tasks, sweep trials, nested
-// pipelines) onto the datastore d, a registered s3 or local datastore, and
+// pipelines) onto the datastore d, a registered local or object datastore
+// (s3, azure_blob, azure_data_lake_gen2), and
 // makes the plan name the snapshots instead. The folder skip (the porch
 // home) is left out of every tree. Code already named by a URI is left
 // alone, so a plan can be snapshotted twice.
 func SnapshotPlan(ctx context.Context, p *plan.Plan, d plan.Datastore, skip string) ([]Result, error) {
 	var put func(*Tree) (bool, error)
-	switch d.Type {
-	case plan.DatastoreS3:
+	switch {
+	case d.ObjectStore():
 		s, err := objectstore.Open(d)
 		if err != nil {
 			return nil, err
 		}
-		put = func(t *Tree) (bool, error) { return UploadS3(ctx, s, t) }
-	case plan.DatastoreLocal:
+		put = func(t *Tree) (bool, error) { return UploadObjects(ctx, s, t) }
+	case d.Type == plan.DatastoreLocal:
 		put = func(t *Tree) (bool, error) {
 			if err := localRoot(d); err != nil {
 				return false, err
@@ -52,7 +53,7 @@ func SnapshotPlan(ctx context.Context, p *plan.Plan, d plan.Datastore, skip stri
 			return CopyLocal(t, d.Path)
 		}
 	default:
-		return nil, fmt.Errorf("datastore %q has type %q: code snapshots go to s3 or local datastores", d.Name, d.Type)
+		return nil, fmt.Errorf("datastore %q has type %q: code snapshots go to local, s3, azure_blob or azure_data_lake_gen2 datastores", d.Name, d.Type)
 	}
 	var refs []codeRef
 	collect(&p.Pipeline, &refs)

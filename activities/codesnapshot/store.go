@@ -60,10 +60,10 @@ func (t *Tree) source(e Entry) string {
 	return filepath.Join(t.Root, filepath.FromSlash(strings.TrimPrefix(e.Path, t.Name)))
 }
 
-// UploadS3 uploads the tree to LocalUpload/<hash>/ on s, file by file
+// UploadObjects uploads the tree to LocalUpload/<hash>/ on s, file by file
 // (streamed), and commits it with its manifest. A snapshot already
 // committed is not uploaded again: uploaded is then false.
-func UploadS3(ctx context.Context, s *objectstore.Store, t *Tree) (uploaded bool, err error) {
+func UploadObjects(ctx context.Context, s *objectstore.Store, t *Tree) (uploaded bool, err error) {
 	dir := Path(t.Hash)
 	done, err := s.Committed(ctx, dir)
 	if err != nil || done {

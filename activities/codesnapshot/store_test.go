@@ -35,7 +35,7 @@ func TestConcurrentFetchesOfOneSnapshotFetchItOnce(t *testing.T) {
 	require.NoError(t, os.Symlink("missing.py", filepath.Join(root, "gone.py")))
 	tr, err := Scan(root, "")
 	require.NoError(t, err)
-	uploaded, err := UploadS3(ctx, s, tr)
+	uploaded, err := UploadObjects(ctx, s, tr)
 	require.NoError(t, err)
 	require.True(t, uploaded)
 
@@ -77,7 +77,7 @@ func TestFetchRefusesATamperedOrMissingSnapshot(t *testing.T) {
 	ctx := context.Background()
 	tr, err := Scan(writeTree(t, map[string]string{"a.txt": "original"}), "")
 	require.NoError(t, err)
-	_, err = UploadS3(ctx, s, tr)
+	_, err = UploadObjects(ctx, s, tr)
 	require.NoError(t, err)
 	require.NoError(t, s.Put(ctx, Path(tr.Hash)+"/src/a.txt", strings.NewReader("tampered"), 8))
 

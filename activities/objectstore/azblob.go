@@ -11,7 +11,6 @@ import (
 	"net/url"
 	"os"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
@@ -31,13 +30,6 @@ type azBackend struct {
 	// container and account name it in messages.
 	container, account string
 }
-
-// removeWorkers is how many blobs azBackend deletes at once: the blob API
-// deletes one blob per request.
-const removeWorkers = 8
-
-// errDirectory is stat's error for an ADLS Gen2 directory: no object.
-var errDirectory = errors.New("a directory, not a blob")
 
 // deref is *p, or the zero value for nil.
 func deref[T any](p *T) T {
@@ -60,7 +52,7 @@ func (b *azBackend) stat(ctx context.Context, key string) (objInfo, error) {
 	if folderMarker(p.Metadata) {
 		// An ADLS Gen2 directory seen through the blob API: a folder, not
 		// an object.
-		return objInfo{}, errDirectory
+		return objInfo{}, errFolder
 	}
 	return info, nil
 }
@@ -161,6 +153,9 @@ func (b *azBackend) listLevel(ctx context.Context, prefix string, max int) iter.
 		}
 		pager := b.client.NewListBlobsHierarchyPager("/", opts)
 		n := 0
+		// An ADLS Gen2 directory with something in it is listed twice: as
+		// a prefix, and as the blob that marks it a directory.
+		dirs := map[string]bool{}
 		for pager.More() {
 			page, err := pager.NextPage(ctx)
 			if err != nil {
@@ -175,6 +170,12 @@ func (b *azBackend) listLevel(ctx context.Context, prefix string, max int) iter.
 				items = append(items, blobInfo(item.Name, item.Properties, item.Metadata))
 			}
 			for _, info := range items {
+				if info.dir {
+					if dirs[info.key] {
+						continue
+					}
+					dirs[info.key] = true
+				}
 				if !yield(info, nil) {
 					return
 				}
@@ -200,39 +201,19 @@ func blobInfo(name *string, p *container.BlobProperties, meta map[string]*string
 }
 
 func (b *azBackend) remove(ctx context.Context, keys []string) error {
-	var (
-		mu    sync.Mutex
-		first error
-		wg    sync.WaitGroup
-	)
-	work := make(chan string)
-	for range min(removeWorkers, len(keys)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for k := range work {
-				_, err := b.blob(k).Delete(ctx, nil)
-				if err != nil && !b.explain(err).notFound {
-					mu.Lock()
-					first = cmpErr(first, err)
-					mu.Unlock()
-				}
-			}
-		}()
-	}
+	// The blob API deletes one blob per request.
+	t := newTransfers(ctx)
 	for _, k := range keys {
-		work <- k
+		if !t.start(func(ctx context.Context) error {
+			if _, err := b.blob(k).Delete(ctx, nil); err != nil && !b.explain(err).notFound {
+				return err
+			}
+			return nil
+		}) {
+			break
+		}
 	}
-	close(work)
-	wg.Wait()
-	return first
-}
-
-func cmpErr(first, err error) error {
-	if first != nil {
-		return first
-	}
-	return err
+	return t.wait()
 }
 
 // message is the service's answer in one line ("403 Server failed to
@@ -272,7 +253,7 @@ func (b *azBackend) where() string {
 // worker's settings to fix.
 func (b *azBackend) explain(err error) failure {
 	switch {
-	case errors.Is(err, errDirectory), bloberror.HasCode(err, bloberror.BlobNotFound):
+	case errors.Is(err, errFolder), bloberror.HasCode(err, bloberror.BlobNotFound):
 		return failure{notFound: true}
 	case bloberror.HasCode(err, bloberror.ContainerNotFound):
 		return failure{permanent: true, hint: fmt.Sprintf("there is no container %q in account %q: create it, or fix the container's name", b.container, b.account)}

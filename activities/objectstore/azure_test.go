@@ -180,6 +180,19 @@ func TestParseConnectionString(t *testing.T) {
 		assert.Equal(t, c.account, cs.account, c.in)
 		assert.Equal(t, c.wantURL, cs.auth(azureAuth{account: cs.account}, false).endpoint, c.in)
 	}
+	// ADLS Gen2 is reached through the blob API: a DfsEndpoint alone
+	// names the same account's blob endpoint (an emulator's, which serves
+	// both at one address, as it is).
+	for in, want := range map[string]string{
+		"AccountName=lake;AccountKey=k;DfsEndpoint=https://lake.dfs.core.windows.net/":                  "https://lake.blob.core.windows.net/",
+		"DfsEndpoint=https://lake.privatelink.dfs.core.windows.net;AccountName=lake;AccountKey=k":       "https://lake.privatelink.blob.core.windows.net/",
+		"AccountName=devstoreaccount1;AccountKey=k;DfsEndpoint=http://127.0.0.1:10000/devstoreaccount1": "http://127.0.0.1:10000/devstoreaccount1/",
+		"BlobEndpoint=https://b.example/lake;DfsEndpoint=https://lake.dfs.core.windows.net":             "https://b.example/lake/",
+	} {
+		cs, err := parseConnectionString(in)
+		require.NoError(t, err, in)
+		assert.Equal(t, want, cs.auth(azureAuth{account: cs.account}, true).endpoint, in)
+	}
 	_, err := parseConnectionString("AccountKey=k")
 	assert.ErrorContains(t, err, "AZURE_STORAGE_CONNECTION_STRING names no account")
 	_, err = parseConnectionString("garbage")

@@ -2,6 +2,7 @@ package objectstore
 
 import (
 	"context"
+	"errors"
 	"io"
 	"iter"
 	"os"
@@ -15,7 +16,8 @@ import (
 // every backend. Keys are relative to the bucket or container.
 type backend interface {
 	// stat describes the object key; an absent object is an error for
-	// which explain says notFound.
+	// which explain says notFound, and a folder the store keeps as such
+	// (an ADLS Gen2 directory) errFolder, which is notFound too.
 	stat(ctx context.Context, key string) (objInfo, error)
 	// get streams n bytes of the object key from offset off; n < 0 means
 	// to its end.
@@ -42,6 +44,10 @@ type backend interface {
 	// where names the storage in messages: bucket or container, and endpoint.
 	where() string
 }
+
+// errFolder is stat's error for a key that names a folder the store keeps
+// as one (an ADLS Gen2 directory), even an empty one: no object.
+var errFolder = errors.New("a folder, not an object")
 
 // objInfo is an object, or a folder in a one-level listing.
 type objInfo struct {

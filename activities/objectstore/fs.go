@@ -52,6 +52,9 @@ func (f *storeFS) Stat(name string) (fs.FileInfo, error) {
 		if err == nil {
 			return fileInfo{name: path.Base(name), size: st.size, mod: st.modTime.Truncate(time.Second)}, nil
 		}
+		if errors.Is(err, errFolder) {
+			return fileInfo{name: path.Base(name), dir: true}, nil
+		}
 		if !f.s.isNotFound(err) {
 			return nil, &fs.PathError{Op: "stat", Path: name, Err: f.s.wrap(err, "read %q", name)}
 		}

@@ -2,12 +2,14 @@ package objectstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 )
 
 // Download copies the object p, or every object under the folder p/, into
@@ -26,15 +28,26 @@ func (s *Store) Download(ctx context.Context, p, dst string) (single bool, err e
 	if !s.isNotFound(err) {
 		return false, s.wrap(err, "read %q", p)
 	}
-	return false, s.downloadFolder(ctx, p, key, dst)
+	return false, s.downloadFolder(ctx, p, key, dst, errors.Is(err, errFolder))
 }
 
-// downloadFolder copies every object under key/ into the folder dst.
-func (s *Store) downloadFolder(ctx context.Context, p, key, dst string) error {
-	found := false
+// downloadFolder copies every object under key/ into the folder dst,
+// transferWidth objects at a time. folder says the store keeps key as a
+// folder, which may be empty.
+func (s *Store) downloadFolder(ctx context.Context, p, key, dst string, folder bool) error {
+	found := folder
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	t := newTransfers(ctx)
+	// fail stops the transfers under way: err is the cause.
+	fail := func(err error) error {
+		cancel()
+		_ = t.wait()
+		return err
+	}
 	for obj, err := range s.b.list(ctx, key+"/", true, 0) {
 		if err != nil {
-			return s.wrap(err, "list folder %q", p)
+			return fail(s.wrap(err, "list folder %q", p))
 		}
 		found = true
 		rel := strings.TrimPrefix(obj.key, key+"/")
@@ -43,17 +56,20 @@ func (s *Store) downloadFolder(ctx context.Context, p, key, dst string) error {
 		}
 		local := filepath.FromSlash(strings.TrimSuffix(rel, "/"))
 		if !filepath.IsLocal(local) {
-			return s.wrap(fmt.Errorf("object key %q is not a plain path below the folder", obj.key), "download folder %q", p)
+			return fail(s.wrap(fmt.Errorf("object key %q is not a plain path below the folder", obj.key), "download folder %q", p))
 		}
 		if obj.dir || strings.HasSuffix(rel, "/") { // a folder placeholder some tools write
 			if err := os.MkdirAll(filepath.Join(dst, local), 0o755); err != nil {
-				return err
+				return fail(err)
 			}
 			continue
 		}
-		if err := s.getFile(ctx, obj.key, filepath.Join(dst, local)); err != nil {
-			return err
+		if !t.start(func(ctx context.Context) error { return s.getFile(ctx, obj.key, filepath.Join(dst, local)) }) {
+			break
 		}
+	}
+	if err := t.wait(); err != nil {
+		return err
 	}
 	if !found {
 		return s.missing(p)
@@ -91,10 +107,11 @@ func (s *Store) getFile(ctx context.Context, key, dst string) error {
 }
 
 // Upload copies the local file or folder src to p (a folder uploads every
-// file under it, keys p/<rel>), then writes the commit marker
-// p/.porch-committed (for a folder) last. Objects under p/ from an earlier
-// attempt are deleted, so p/ ends holding exactly src. Streams: PutObject with
-// the file's size, multipart for big files. Returns the bytes uploaded.
+// file under it, keys p/<rel>, transferWidth files at a time), then writes
+// the commit marker p/.porch-committed (for a folder) last. Objects under
+// p/ from an earlier attempt are deleted, so p/ ends holding exactly src.
+// Streams: one request with the file's size, blocks or multipart for big
+// files. Returns the bytes uploaded.
 func (s *Store) Upload(ctx context.Context, src, p string) (int64, error) {
 	key, err := s.Key(p)
 	if err != nil {
@@ -125,8 +142,8 @@ func (s *Store) uploadFolder(ctx context.Context, src, p, key string) (int64, er
 	if err := s.b.remove(ctx, []string{key}); err != nil {
 		return 0, s.wrap(err, "remove the earlier object %q", p)
 	}
-	var total int64
 	keep := map[string]bool{}
+	var files [][2]string // local file, object key
 	err := filepath.WalkDir(src, func(file string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return fmt.Errorf("upload %q: %w", file, err)
@@ -145,21 +162,34 @@ func (s *Store) uploadFolder(ctx context.Context, src, p, key string) (int64, er
 			return err
 		}
 		objKey := key + "/" + filepath.ToSlash(rel)
-		n, err := s.putFile(ctx, file, objKey)
-		total += n
+		files = append(files, [2]string{file, objKey})
 		keep[objKey] = true
-		return err
+		return nil
 	})
 	if err != nil {
-		return total, err
+		return 0, err
+	}
+	var total atomic.Int64
+	t := newTransfers(ctx)
+	for _, f := range files {
+		if !t.start(func(ctx context.Context) error {
+			n, err := s.putFile(ctx, f[0], f[1])
+			total.Add(n)
+			return err
+		}) {
+			break
+		}
+	}
+	if err := t.wait(); err != nil {
+		return total.Load(), err
 	}
 	if err := s.removeUnder(ctx, key, keep); err != nil {
-		return total, s.wrap(err, "remove what an earlier attempt left in %q", p)
+		return total.Load(), s.wrap(err, "remove what an earlier attempt left in %q", p)
 	}
 	if err := s.b.put(ctx, marker, strings.NewReader(""), 0); err != nil {
-		return total, s.wrap(err, "commit %q", p)
+		return total.Load(), s.wrap(err, "commit %q", p)
 	}
-	return total, nil
+	return total.Load(), nil
 }
 
 // regularFile refuses what cannot be uploaded as a file: folders behind

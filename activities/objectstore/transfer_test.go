@@ -152,9 +152,9 @@ func TestFailedUploadIsNotCommitted(t *testing.T) {
 		_, err := s.Upload(ctx, writeTree(t, map[string]string{"a.txt": "first attempt"}), "out")
 		require.NoError(t, err)
 
-		// The second attempt fails midway: a.txt uploads, then b cannot be read.
-		// (Tests may run as root, who reads a chmod 000 file, so b is a symbolic
-		// link to nothing.)
+		// The second attempt fails: b cannot be read, so none of its files
+		// is sent. (Tests may run as root, who reads a chmod 000 file, so b
+		// is a symbolic link to nothing.)
 		src := writeTree(t, map[string]string{"a.txt": "second attempt", "c.txt": "never"})
 		require.NoError(t, os.Symlink(filepath.Join(src, "missing"), filepath.Join(src, "b")))
 		_, err = s.Upload(ctx, src, "out")

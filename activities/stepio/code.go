@@ -15,13 +15,13 @@ import (
 // codePath is where a step's code is on this worker: the absolute path the
 // plan names, or for a code snapshot (a datastore URI, see codesnapshot)
 // its folder on a local datastore, or its copy in this worker's cache,
-// fetched once from an s3 datastore.
+// fetched once from an object datastore (s3, Azure).
 func (h *Host) codePath(ctx context.Context, step, code string) (string, error) {
 	if !strings.HasPrefix(code, DatastorePrefix) {
 		return code, nil
 	}
-	d, p, onS3 := h.ObjectLocation(code)
-	if !onS3 {
+	d, p, onObjects := h.ObjectLocation(code)
+	if !onObjects {
 		local, err := h.LocalPath(code)
 		if err != nil {
 			return "", Invalid("step %q: code %q: %v", step, code, err)
@@ -33,7 +33,7 @@ func (h *Host) codePath(ctx context.Context, step, code string) (string, error) 
 	}
 	hash, name, ok := codesnapshot.ParsePath(strings.TrimSuffix(p, "/"))
 	if !ok {
-		return "", Invalid("step %q: code %q is on s3 datastore %q but is not a code snapshot (LocalUpload/<sha256>/<name>): point code: at a local folder, which porch uploads when the run is submitted", step, code, d.Name)
+		return "", Invalid("step %q: code %q is on datastore %q but is not a code snapshot (LocalUpload/<sha256>/<name>): point code: at a local folder, which porch uploads when the run is submitted", step, code, d.Name)
 	}
 	s, err := h.ObjectStore(d)
 	if err != nil {

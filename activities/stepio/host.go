@@ -66,7 +66,7 @@ type Host struct {
 	// web is the cache of data fetched from web URLs, under Home/cache/web.
 	web     *webdata.Cache
 	webOnce sync.Once
-	rt            runtime
+	rt      runtime
 }
 
 // DetachDeadMounts detaches, once per worker, the inputs a dead worker of
