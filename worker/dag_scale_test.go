@@ -14,7 +14,6 @@ import (
 	"go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/api/temporalproto"
-	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/converter"
 
 	"github.com/porch-pipelines/porch/activities/runrecord"
@@ -40,7 +39,7 @@ const (
 //
 //	PORCH_DAG_SCALE=100x100 PORCH_DAG_FANOUT=1000 go test ./worker -run TestDAGScale -v -timeout 30m
 func TestDAGScale(t *testing.T) {
-	chains, length := scaleSize(t, "PORCH_DAG_SCALE", "20x50")
+	chains, length := scaleSize(t, "PORCH_DAG_SCALE", "10x100")
 	fanout := envInt(t, "PORCH_DAG_FANOUT", 1000)
 	h := newHarness(t)
 	t.Run(fmt.Sprintf("%dx%d", chains, length), func(t *testing.T) {
@@ -77,7 +76,7 @@ jobs:
       out:
 `
 	yml = strings.Replace(yml, "command: \"true\"", "command: date +%s%N > ${{outputs.out}}/t", -1)
-	id, ref := h.runAtScale(t, yml, 13, 40, map[string]string{"inner.yml": inner})
+	id, first, ref := h.runAtScale(t, yml, 13, 40, map[string]string{"inner.yml": inner})
 	st := steps(t, id)
 	require.Len(t, st, 13)
 	prev := ""
@@ -95,7 +94,7 @@ jobs:
 		// The latest execution restores a state and ends; the first
 		// starts from the stored plan and continues as new.
 		out := filepath.Join("..", "workflows", "testdata", "histories")
-		writeExecution(t, id, firstExecution(t, id), filepath.Join(out, "v2-continued-first.json"))
+		writeExecution(t, id, first, filepath.Join(out, "v2-continued-first.json"))
 		writeHistory(t, workflows.PlanChunkID(ref.Hash, 0), filepath.Join(out, "v2-plan-store.json"))
 	}
 }
@@ -103,8 +102,9 @@ jobs:
 // runAtScale runs a pipeline of n steps (beside the other files it
 // reads) whose DAG continues as new past continueAfter events (0: porch's
 // budget), checks every history of the
-// run's DAG and returns the run's id.
-func (h *harness) runAtScale(t *testing.T, yml string, n, continueAfter int, files map[string]string) (string, workflows.PlanRef) {
+// run's DAG and returns the run's id, its first execution's and its
+// plan's reference.
+func (h *harness) runAtScale(t *testing.T, yml string, n, continueAfter int, files map[string]string) (string, string, workflows.PlanRef) {
 	dir := t.TempDir()
 	for name, body := range files {
 		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644))
@@ -136,22 +136,7 @@ func (h *harness) runAtScale(t *testing.T, yml string, n, continueAfter int, fil
 	b, err := os.ReadFile(rec)
 	require.NoError(t, err, "the run's record is written at its end")
 	require.Equal(t, n, strings.Count(string(b), `"status": "succeeded"`), "every step succeeded, in the record")
-	return run.GetID(), *r.Input.Plan
-}
-
-// firstExecution is the run id of a workflow's first execution.
-func firstExecution(t *testing.T, id string) string {
-	resp, err := temporalClient.ListWorkflow(context.Background(), &workflowservice.ListWorkflowExecutionsRequest{
-		Query: "WorkflowId = '" + id + "'",
-	})
-	require.NoError(t, err)
-	first := resp.Executions[0]
-	for _, e := range resp.Executions {
-		if e.GetStartTime().AsTime().Before(first.GetStartTime().AsTime()) {
-			first = e
-		}
-	}
-	return first.GetExecution().GetRunId()
+	return run.GetID(), run.GetRunID(), *r.Input.Plan
 }
 
 // writeExecution writes one execution's history to file.
@@ -168,21 +153,26 @@ func writeExecution(t *testing.T, id, runID, file string) {
 	require.NoError(t, os.WriteFile(file, b, 0o644))
 }
 
-// histories returns how many executions a workflow id has and the
-// largest history of them, in events and bytes.
+// histories follows a workflow's executions back from the latest through
+// each continue-as-new, and returns how many there are and the largest
+// history of them, in events and bytes.
 func histories(t *testing.T, id string) (int, int64, int64) {
-	resp, err := temporalClient.ListWorkflow(context.Background(), &workflowservice.ListWorkflowExecutionsRequest{
-		Query: "WorkflowId = '" + id + "'",
-	})
-	require.NoError(t, err)
+	ctx := context.Background()
 	var events, size int64
-	for _, e := range resp.Executions {
-		events, size = max(events, e.HistoryLength), max(size, e.HistorySizeBytes)
+	execs := 0
+	for runID, more := "", true; more; execs++ {
+		desc, err := temporalClient.DescribeWorkflowExecution(ctx, id, runID)
+		require.NoError(t, err)
+		info := desc.GetWorkflowExecutionInfo()
+		events, size = max(events, info.GetHistoryLength()), max(size, info.GetHistorySizeBytes())
+		it := temporalClient.GetWorkflowHistory(ctx, id, info.GetExecution().GetRunId(), false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+		require.True(t, it.HasNext())
+		ev, err := it.Next()
+		require.NoError(t, err)
+		runID = ev.GetWorkflowExecutionStartedEventAttributes().GetContinuedExecutionRunId()
+		more = runID != ""
 	}
-	if len(resp.Executions) == 0 {
-		t.Fatalf("no execution of %s is listed", id)
-	}
-	return len(resp.Executions), events, size
+	return execs, events, size
 }
 
 func payloadSize(t *testing.T, v any) int {

@@ -38,6 +38,7 @@ const (
 	dagEventBudget    = 8000
 	eventsPerStep     = 16
 	historyByteBudget = 4 << 20
+	stepBytes         = 8 << 10
 )
 
 // dagState is what a Pipeline carries across continue-as-new.
@@ -58,7 +59,9 @@ type dagState struct {
 
 // full says whether the run's history has no room for one more step
 // besides those running: it then starts none and drains, to continue as
-// new. A run without a stored plan never continues.
+// new. A step's bytes are estimated from the steps this execution started
+// (its first events, which carry the state and the plan, excepted). A run
+// without a stored plan never continues.
 func (r *dagRun) full() bool {
 	if !r.continues {
 		return false
@@ -68,12 +71,15 @@ func (r *dagRun) full() bool {
 		return true
 	}
 	n, size := info.GetCurrentHistoryLength(), info.GetCurrentHistorySize()
-	steps := r.running + 1
-	perEvent := 0
-	if n > 0 {
-		perEvent = size / n
+	if r.launched == 0 {
+		r.baseSize = size
 	}
-	return n+eventsPerStep*steps > r.budget || size+perEvent*eventsPerStep*steps > historyByteBudget
+	perStep := stepBytes
+	if r.launched >= 8 {
+		perStep = max(perStep, (size-r.baseSize)/r.launched)
+	}
+	steps := r.running + 1
+	return n+eventsPerStep*steps > r.budget || size+perStep*steps > historyByteBudget
 }
 
 // continuesAsNew says whether the run ends this execution by continuing

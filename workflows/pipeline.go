@@ -148,6 +148,9 @@ type dagRun struct {
 	// starts no more steps.
 	continues, draining bool
 	budget              int
+	// launched counts the steps this execution started, baseSize is its
+	// history's size before the first.
+	launched, baseSize int
 }
 
 func newDAGRun(ctx workflow.Context, d *dag) *dagRun {
@@ -213,6 +216,7 @@ func (r *dagRun) launch(s *node) {
 	ctx, d := r.ctx, r.d
 	d.start(s, workflow.Now(ctx))
 	d.countStarted(ctx, s)
+	r.launched++
 	r.wait(startStep(r.stepCtx, d, s), func(f workflow.Future) {
 		if !childIDTaken(ctx, f) {
 			r.stepEnded(s, f)
