@@ -125,7 +125,7 @@ type Worker struct {
 	status      *statusWriter
 	porchStatus *statusAttribute
 	// plans caches the plans runs read, by hash.
-	plans *planChunks
+	plans       *planChunks
 	client      client.Client
 	preemptible bool
 }
