@@ -39,7 +39,7 @@ const (
 //
 //	PORCH_DAG_SCALE=100x100 PORCH_DAG_FANOUT=1000 go test ./worker -run TestDAGScale -v -timeout 30m
 func TestDAGScale(t *testing.T) {
-	chains, length := scaleSize(t, "PORCH_DAG_SCALE", "10x100")
+	chains, length := scaleSize(t, "PORCH_DAG_SCALE", "5x100")
 	fanout := envInt(t, "PORCH_DAG_FANOUT", 1000)
 	h := newHarness(t)
 	t.Run(fmt.Sprintf("%dx%d", chains, length), func(t *testing.T) {
