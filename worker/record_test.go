@@ -10,9 +10,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"go.temporal.io/api/enums/v1"
-	historypb "go.temporal.io/api/history/v1"
-	"go.temporal.io/api/temporalproto"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 
@@ -119,16 +116,7 @@ func runWorkflows(t *testing.T, runID string) []string {
 }
 
 func writeHistory(t *testing.T, workflowID, file string) {
-	it := temporalClient.GetWorkflowHistory(context.Background(), workflowID, "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-	var h historypb.History
-	for it.HasNext() {
-		ev, err := it.Next()
-		require.NoError(t, err)
-		h.Events = append(h.Events, ev)
-	}
-	b, err := temporalproto.CustomJSONMarshalOptions{Indent: "  "}.Marshal(&h)
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(file, b, 0o644))
+	writeExecution(t, workflowID, "", file)
 }
 
 // TestRecordSweepHistories records sweep steps' histories: a grid sweep

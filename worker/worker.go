@@ -124,6 +124,8 @@ type Worker struct {
 	acts        *activities.Activities
 	status      *statusWriter
 	porchStatus *statusAttribute
+	// plans caches the plans runs read, by hash.
+	plans       *planChunks
 	client      client.Client
 	preemptible bool
 }
@@ -157,7 +159,7 @@ func Start(c client.Client, opts Options) (*Worker, error) {
 			return datastores(ctx)
 		},
 	}
-	w := &Worker{acts: acts, client: c, porchStatus: &statusAttribute{client: c}}
+	w := &Worker{acts: acts, client: c, porchStatus: &statusAttribute{client: c}, plans: newPlanChunks(c)}
 	if opts.StatusFile != "" {
 		var err error
 		if w.status, err = newStatusWriter(opts.StatusFile, acts.NodeName()); err != nil {
@@ -369,6 +371,7 @@ func (w *Worker) registerWorkflows(r registry, c client.Client, catalog *plan.Ca
 	(&serverlessChooser{client: c, catalog: catalog}).register(r)
 	serverAsks{client: c}.register(r)
 	w.porchStatus.register(r)
+	w.plans.register(r)
 }
 
 // Queues are the task queues whose steps this worker runs, in the order

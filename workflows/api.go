@@ -75,6 +75,18 @@ type PipelineInput struct {
 	// an earlier execution of this run (porch job resume): they are not
 	// run again, and their outputs are where that execution left them.
 	Reused []string `json:"reused,omitempty"`
+	// Plan names the stored plan (planstore.go) Pipeline is read from: a
+	// run porch starts carries no plan, only this reference, and a nested
+	// pipeline's is the pipeline of step Prefix in it. nil for a run whose
+	// input holds its Pipeline (porch compile -o start-input, runs started
+	// before plans were stored, sweep trials).
+	Plan *PlanRef `json:"plan_ref,omitempty"`
+	// State is a continued execution's DAG state (continued.go), gzipped
+	// JSON; nil for a run's first execution.
+	State []byte `json:"state,omitempty"`
+	// ContinueAfter is the history length, in events, past which the DAG
+	// stops starting steps and continues as new; 0 is dagEventBudget.
+	ContinueAfter int `json:"continue_after,omitempty"`
 }
 
 // CommandStepInput starts a command step workflow.

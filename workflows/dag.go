@@ -51,6 +51,10 @@ type dag struct {
 	parentOutputs map[string]string
 	// pending are records of succeeded steps not yet written.
 	pending []reuse.Record
+	// started is when the run's first execution started; executions
+	// counts the executions before this one (continued.go).
+	started    time.Time
+	executions int
 }
 
 func newDAG(in PipelineInput) *dag {
@@ -303,7 +307,7 @@ func (d *dag) childPipelineInput(n *node) PipelineInput {
 		}
 		inputs = append(inputs, decl)
 	}
-	return PipelineInput{
+	in := PipelineInput{
 		PlanVersion: d.in.PlanVersion,
 		RunID:       d.in.RunID,
 		Name:        d.in.Name,
@@ -315,6 +319,11 @@ func (d *dag) childPipelineInput(n *node) PipelineInput {
 		Inputs:      inputs,
 		Outputs:     n.outputs,
 	}
+	if d.in.Plan != nil {
+		// The nested pipeline reads its steps from the stored plan.
+		in.Plan, in.Pipeline, in.ContinueAfter = d.in.Plan, plan.Pipeline{}, d.in.ContinueAfter
+	}
+	return in
 }
 
 // finish records a step's result. It returns the step's error, if any.

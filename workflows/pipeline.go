@@ -25,18 +25,37 @@ type StepFailure struct {
 }
 
 // Pipeline is the DAG workflow: it runs the steps of one pipeline, each as a
-// child workflow started the moment its dependencies succeed.
+// child workflow started the moment its dependencies succeed. A run whose
+// input names a stored plan loads it first, and continues as new before
+// its history nears Temporal's limits (continued.go).
 func Pipeline(ctx workflow.Context, in PipelineInput) (PipelineResult, error) {
 	if in.PlanVersion != plan.Version {
 		return PipelineResult{}, temporal.NewNonRetryableApplicationError(
 			fmt.Sprintf("plan format version %d is not supported (this worker runs version %d): recompile the pipeline with a matching porch", in.PlanVersion, plan.Version),
 			"UnsupportedPlan", nil)
 	}
+	byRef := in.Plan != nil && workflow.GetVersion(ctx, dagChange, workflow.DefaultVersion, 1) == 1
+	if byRef {
+		if err := loadPipeline(ctx, &in); err != nil {
+			return PipelineResult{}, err
+		}
+	}
 	if err := adoptRun(ctx, &in); err != nil {
 		return PipelineResult{}, err
 	}
 	fillScheduled(ctx, &in)
 	d := newDAG(in)
+	d.started = workflow.GetInfo(ctx).WorkflowStartTime
+	r := newDAGRun(ctx, d)
+	r.continues, r.budget = byRef, dagEventBudget
+	if in.ContinueAfter > 0 {
+		r.budget = in.ContinueAfter
+	}
+	if byRef && in.State != nil {
+		if err := r.restore(in.State); err != nil {
+			return PipelineResult{}, err
+		}
+	}
 	d.countersAtZero(ctx)
 	if err := setQuery(ctx, StepsQuery, func() ([]StepState, error) {
 		return d.states(), nil
@@ -51,9 +70,8 @@ func Pipeline(ctx workflow.Context, in PipelineInput) (PipelineResult, error) {
 		return PipelineResult{}, err
 	}
 
-	r := newDAGRun(ctx, d)
 	for {
-		if r.starting() {
+		if r.starting() && !r.draining {
 			r.startReady()
 		}
 		workflow.SetCurrentDetails(ctx, d.progress())
@@ -62,11 +80,38 @@ func Pipeline(ctx workflow.Context, in PipelineInput) (PipelineResult, error) {
 		}
 		r.sel.Select(ctx)
 	}
+	if r.continuesAsNew() {
+		next, err := r.continued()
+		if err != nil {
+			return PipelineResult{}, err
+		}
+		return PipelineResult{}, workflow.NewContinueAsNewError(ctx, PipelineName, next)
+	}
 	d.flushRecords(ctx)
 	defer func() { workflow.SetCurrentDetails(ctx, d.progress()) }()
 	res, err := r.end()
 	d.writeRunRecord(ctx, res, r.firstFailed, err)
 	return res, err
+}
+
+// loadPipeline reads the pipeline a run's input names: the stored plan's,
+// or for a nested pipeline the one of its step.
+func loadPipeline(ctx workflow.Context, in *PipelineInput) error {
+	p, err := loadPlan(ctx, *in.Plan)
+	if err != nil {
+		return err
+	}
+	in.Pipeline = p.Pipeline
+	if in.Prefix == "" {
+		return nil
+	}
+	sub, ok := subPipeline(p.Pipeline, in.Prefix)
+	if !ok {
+		return temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("the run's plan %s has no pipeline step %q", in.Plan.Hash, in.Prefix), "PlanNotLoaded", nil)
+	}
+	in.Pipeline = sub
+	return nil
 }
 
 // end settles the steps that never ran and returns how the run ended.
@@ -101,6 +146,14 @@ type dagRun struct {
 	// statusKnown says whether the server has PorchStatus, once asked
 	// (statusAtStart).
 	statusKnown *bool
+	// continues says the run continues as new when its history is full
+	// (continued.go), past budget events; draining that it is full, and
+	// starts no more steps.
+	continues, draining bool
+	budget              int
+	// launched counts the steps this execution started, baseSize is its
+	// history's size before the first.
+	launched, baseSize int
 }
 
 func newDAGRun(ctx workflow.Context, d *dag) *dagRun {
@@ -126,6 +179,10 @@ func (r *dagRun) startReady() {
 	}
 	for _, s := range d.ready() {
 		if r.running >= maxRunningSteps {
+			break
+		}
+		if r.full() {
+			r.draining = true
 			break
 		}
 		if !d.decides(r.ctx, s) {
@@ -182,6 +239,7 @@ func (r *dagRun) launch(s *node) {
 	ctx, d := r.ctx, r.d
 	d.start(s, workflow.Now(ctx))
 	d.countStarted(ctx, s)
+	r.launched++
 	r.wait(startStep(r.stepCtx, d, s), func(f workflow.Future) {
 		if !childIDTaken(ctx, f) {
 			r.stepEnded(s, f)

@@ -16,6 +16,7 @@ func Register(r worker.WorkflowRegistry) {
 	r.RegisterWorkflowWithOptions(ReusedStep, workflow.RegisterOptions{Name: ReusedStepName})
 	r.RegisterWorkflowWithOptions(Catalog, workflow.RegisterOptions{Name: CatalogName})
 	r.RegisterWorkflowWithOptions(Quota, workflow.RegisterOptions{Name: QuotaName})
+	r.RegisterWorkflowWithOptions(PlanStore, workflow.RegisterOptions{Name: PlanStoreName})
 }
 
 var (

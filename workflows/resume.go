@@ -49,6 +49,9 @@ func Resume(ctx context.Context, c client.Client, runID string) (client.Workflow
 	}
 	sort.Strings(reused)
 	in.Reused = reused
+	// A resumed run starts from its plan, not from where its last
+	// execution continued.
+	in.State = nil
 	// A run started from porch compile -o start-input has no run id in
 	// its input: it took its workflow id.
 	if in.RunID == "" {
@@ -123,7 +126,7 @@ func succeededSteps(ctx context.Context, c client.Client, id, runID, prefix stri
 		done        bool
 	}
 	children := map[string]*child{}
-	var order []string
+	var order, out []string
 	it := c.GetWorkflowHistory(ctx, id, runID, false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	for it.HasNext() {
 		ev, err := it.Next()
@@ -131,6 +134,14 @@ func succeededSteps(ctx context.Context, c client.Client, id, runID, prefix stri
 			return nil, err
 		}
 		switch {
+		case ev.GetWorkflowExecutionStartedEventAttributes() != nil:
+			// An execution that continued an earlier one carries the
+			// steps that ended before it.
+			carried, err := carriedSteps(ctx, c, ev, prefix)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, carried...)
 		case ev.GetChildWorkflowExecutionStartedEventAttributes() != nil:
 			a := ev.GetChildWorkflowExecutionStartedEventAttributes()
 			wid := a.GetWorkflowExecution().GetWorkflowId()
@@ -142,7 +153,6 @@ func succeededSteps(ctx context.Context, c client.Client, id, runID, prefix stri
 			}
 		}
 	}
-	var out []string
 	for _, wid := range order {
 		ch := children[wid]
 		switch {
@@ -156,6 +166,35 @@ func succeededSteps(ctx context.Context, c client.Client, id, runID, prefix stri
 			out = append(out, sub...)
 		case ch.done:
 			out = append(out, strings.TrimPrefix(wid, prefix))
+		}
+	}
+	return out, nil
+}
+
+// carriedSteps lists the command and parallel steps that succeeded in the
+// earlier executions of a pipeline execution that continued them (its
+// started event), descending into nested pipelines.
+func carriedSteps(ctx context.Context, c client.Client, ev *historypb.HistoryEvent, prefix string) ([]string, error) {
+	var in PipelineInput
+	payloads := ev.GetWorkflowExecutionStartedEventAttributes().GetInput().GetPayloads()
+	if len(payloads) == 0 || converter.GetDefaultDataConverter().FromPayload(payloads[0], &in) != nil || len(in.State) == 0 {
+		return nil, nil
+	}
+	var st dagState
+	if err := gunzipJSON(in.State, &st); err != nil {
+		return nil, fmt.Errorf("read the state of %s: %w", ev.GetWorkflowExecutionStartedEventAttributes().GetOriginalExecutionRunId(), err)
+	}
+	var out []string
+	for _, s := range st.Steps {
+		switch {
+		case s.Type == plan.StepPipeline && s.WorkflowID != "":
+			sub, err := succeededSteps(ctx, c, s.WorkflowID, "", prefix)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, sub...)
+		case runsOnCompute(s.Type) && s.Status == StatusSucceeded:
+			out = append(out, s.Path)
 		}
 	}
 	return out, nil

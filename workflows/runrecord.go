@@ -67,9 +67,16 @@ const (
 // record as a value, which the payload converter encodes as the JSON the
 // activity takes as it is.
 type writeRecordInput struct {
-	URI    string    `json:"uri"`
-	Record RunRecord `json:"record"`
+	URI    string     `json:"uri"`
+	Record *RunRecord `json:"record,omitempty"`
+	// Gzip is the record's JSON gzipped, instead of Record, for a record
+	// of more than maxPlainRecord steps.
+	Gzip []byte `json:"gzip,omitempty"`
 }
+
+// maxPlainRecord is the most steps a record passes as it is: a record
+// of thousands of steps would pass Temporal's payload limit.
+const maxPlainRecord = 1000
 
 // writeRunRecord writes the pipeline's record from its state at the end,
 // whatever the end (res and err are what the pipeline returns; failed
@@ -82,7 +89,7 @@ func (d *dag) writeRunRecord(ctx workflow.Context, res PipelineResult, failed st
 	rec := RunRecord{
 		Version: RunRecordVersion, Run: d.in.RunID, Pipeline: d.in.Name, Experiment: d.in.Experiment,
 		SubmittedBy: d.in.Settings.SubmittedBy, Prefix: d.in.Prefix, DefaultDatastore: d.datastore(),
-		Status: RecordCompleted, Started: workflow.GetInfo(ctx).WorkflowStartTime, Ended: workflow.Now(ctx),
+		Status: RecordCompleted, Started: d.started, Ended: workflow.Now(ctx),
 		Steps: d.states(), Outputs: res.Outputs,
 	}
 	switch {
@@ -100,7 +107,15 @@ func (d *dag) writeRunRecord(ctx workflow.Context, res PipelineResult, failed st
 		StartToCloseTimeout:    recordTimeout,
 		RetryPolicy:            &temporal.RetryPolicy{MaximumAttempts: 3},
 	})
-	in := writeRecordInput{URI: runrecord.URI(rec.DefaultDatastore, d.in.RunID, d.in.Prefix), Record: rec}
+	in := writeRecordInput{URI: runrecord.URI(rec.DefaultDatastore, d.in.RunID, d.in.Prefix), Record: &rec}
+	if len(rec.Steps) > maxPlainRecord {
+		gz, err := gzipJSON(rec)
+		if err != nil {
+			workflow.GetLogger(ctx).Warn("porch: the run's record was not written", "error", err)
+			return
+		}
+		in.Record, in.Gzip = nil, gz
+	}
 	if err := workflow.ExecuteActivity(dctx, runrecord.WriteRunRecordName, in).Get(dctx, nil); err != nil {
 		workflow.GetLogger(ctx).Warn("porch: the run's record was not written: porch job show reads it only from the server",
 			"uri", in.URI, "error", err)

@@ -36,6 +36,17 @@ func NewRunID(p *plan.Plan) string {
 type StartRequest struct {
 	Options client.StartWorkflowOptions
 	Input   PipelineInput
+	// stored is the plan the input names, to store before the run starts.
+	stored *storedPlan
+}
+
+// StorePlan stores the plan the request's input names on the server (see
+// PlanStore), once: a run, or a schedule's runs, read it from there.
+func (r StartRequest) StorePlan(ctx context.Context, c client.Client) error {
+	if r.stored == nil {
+		return nil
+	}
+	return r.stored.store(ctx, c)
 }
 
 // NewStartRequest is the request that starts a run of p as runID. source
@@ -72,13 +83,24 @@ func NewStartRequest(p *plan.Plan, runID string, source []byte) StartRequest {
 	if len(p.Tags) > 0 {
 		opts.Memo[MemoTags] = p.Tags
 	}
-	return StartRequest{Options: opts, Input: NewPipelineInput(p, runID)}
+	r := StartRequest{Options: opts, Input: NewPipelineInput(p, runID)}
+	// The input names the plan, stored on the server, rather than carry
+	// it: a plan of thousands of steps passes Temporal's payload limit. A
+	// plan that cannot be encoded (it always can) travels in the input.
+	if sp, err := encodePlan(p); err == nil {
+		r.stored = &sp
+		r.Input.Plan, r.Input.Pipeline = &sp.ref, plan.Pipeline{}
+	}
+	return r
 }
 
 // Start submits a compiled plan as a run with the given id. source is the
 // pipeline YAML, kept in the memo for the UI.
 func Start(ctx context.Context, c client.Client, p *plan.Plan, runID string, source []byte) (client.WorkflowRun, error) {
 	r := NewStartRequest(p, runID, source)
+	if err := r.StorePlan(ctx, c); err != nil {
+		return nil, err
+	}
 	return c.ExecuteWorkflow(ctx, r.Options, PipelineName, r.Input)
 }
 

@@ -13,9 +13,11 @@ package runrecord
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
@@ -45,7 +47,11 @@ func URI(ds, runID, prefix string) string {
 // it goes.
 type WriteInput struct {
 	URI    string          `json:"uri"`
-	Record json.RawMessage `json:"record"`
+	Record json.RawMessage `json:"record,omitempty"`
+	// Gzip is the record's JSON gzipped, instead of Record: a pipeline of
+	// thousands of steps sends its record so, under Temporal's payload
+	// limit.
+	Gzip []byte `json:"gzip,omitempty"`
 }
 
 // Activities writes records through a worker's step I/O, on every kind of
@@ -62,6 +68,15 @@ func (a *Activities) Register(r worker.ActivityRegistry) {
 // WriteRunRecord writes a record, replacing any earlier one of the same
 // run (a resumed run ends again).
 func (a *Activities) WriteRunRecord(ctx context.Context, in WriteInput) error {
+	if len(in.Gzip) > 0 {
+		zr, err := gzip.NewReader(bytes.NewReader(in.Gzip))
+		if err == nil {
+			in.Record, err = io.ReadAll(zr)
+		}
+		if err != nil {
+			return temporal.NewNonRetryableApplicationError(fmt.Sprintf("the record for %s is not gzipped JSON: %v", in.URI, err), "BadRecord", nil)
+		}
+	}
 	// Indented, for whoever opens the file.
 	var data bytes.Buffer
 	if err := json.Indent(&data, in.Record, "", "  "); err != nil {

@@ -136,6 +136,11 @@ func (a *app) putSchedule(ctx context.Context, f scheduleFlags, update bool) err
 		return err
 	}
 	sc := newScheduled(s, p, source, now)
+	// The schedule's runs read the plan stored now, whatever the files
+	// become.
+	if err := sc.storePlan(ctx, sess); err != nil {
+		return err
+	}
 	if update {
 		err = a.updateSchedule(ctx, sess, sc, f)
 	} else {

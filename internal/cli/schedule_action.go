@@ -62,6 +62,14 @@ func newScheduled(s *schedule.Schedule, p *plan.Plan, source []byte, now time.Ti
 	return &scheduled{s: s, p: p, source: source, spec: s.Trigger.Spec(now), at: now}
 }
 
+// storePlan stores the plan the schedule's action names on the server.
+func (sc *scheduled) storePlan(ctx context.Context, sess *session) error {
+	if err := workflows.NewStartRequest(sc.p, "", sc.source).StorePlan(ctx, sess.client); err != nil {
+		return fmt.Errorf("schedule %s: %w", sc.s.Name, err)
+	}
+	return nil
+}
+
 // action starts porch's Pipeline workflow with the options and input porch
 // run starts a run with (workflows.NewStartRequest), without a run id:
 // Temporal names each run <schedule>-<time>, and the run takes that name.
