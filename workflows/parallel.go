@@ -190,10 +190,23 @@ func (r *parallelRun) plan(ctx workflow.Context) error {
 	return nil
 }
 
+// prefetchChange is the GetVersion id of a parallel step's window:
+// version 1 keeps twice as many mini-batches in flight as the step has
+// entry-script processes, where DefaultVersion kept one per process. A
+// process that finishes a mini-batch then finds the next one waiting on
+// its worker, rather than idling for the round trip through the server
+// (completion, workflow task, schedule, dispatch): measured at 30-50 ms
+// a mini-batch on the loaded 2-core machine, 13-18% of a 50 ms run().
+const prefetchChange = "parallel-prefetch"
+
 // window is how many mini-batches run at once: every entry-script process
-// of every instance busy.
-func (st *ParallelState) window() int {
-	return min(max(st.Plan.Instances*st.Plan.PerInstance, 1), maxWindow)
+// of every instance busy, and with prefetch one more waiting for each.
+func (st *ParallelState) window(prefetch bool) int {
+	n := max(st.Plan.Instances*st.Plan.PerInstance, 1)
+	if prefetch {
+		n *= 2
+	}
+	return min(n, maxWindow)
 }
 
 // batchOutcome is how the window loop ended.
@@ -211,13 +224,14 @@ func (r *parallelRun) runBatches(ctx workflow.Context) batchOutcome {
 		return r.runOnInstances(ctx)
 	}
 	st := r.st
+	window := st.window(workflow.GetVersion(ctx, prefetchChange, workflow.DefaultVersion, 1) == 1)
 	batchCtx, cancelBatches := workflow.WithCancel(ctx)
 	sel := workflow.NewSelector(ctx)
 	running := 0
 	var failure error
 	draining := false
 	for {
-		for failure == nil && !draining && ctx.Err() == nil && running < st.window() {
+		for failure == nil && !draining && ctx.Err() == nil && running < window {
 			i, ok := r.nextIndex(ctx)
 			if !ok {
 				break

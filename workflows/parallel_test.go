@@ -55,9 +55,10 @@ func TestParallelStepContinuesAsNewWithCountersOnly(t *testing.T) {
 	var next ParallelStepInput
 	require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(can.Input, &next))
 	require.NotNil(t, next.State)
-	// The window of 2 drained before continuing: nothing in flight is lost.
-	require.Equal(t, 2, next.State.Next)
-	require.Equal(t, 2, next.State.Counters.Succeeded)
+	// The window of 4 (2 processes, one mini-batch waiting for each)
+	// drained before continuing: nothing in flight is lost.
+	require.Equal(t, 4, next.State.Next)
+	require.Equal(t, 4, next.State.Counters.Succeeded)
 	require.Equal(t, 0, next.State.Counters.Running)
 	require.Equal(t, []string{"n1"}, next.State.Nodes)
 }
@@ -96,7 +97,7 @@ func TestParallelStepInitFailureFailsAtOnce(t *testing.T) {
 	err := env.GetWorkflowError()
 	require.Error(t, err)
 	require.Contains(t, ErrorMessage(err), "the entry script's init() failed: mini-batch 0: init() raised ImportError")
-	require.LessOrEqual(t, calls, 2, "only the first window ran; thresholds do not apply to a broken init()")
+	require.LessOrEqual(t, calls, 4, "only the first window ran; thresholds do not apply to a broken init()")
 }
 
 func TestParallelStepWithoutWorkersHitsFirstTaskCreationTimeout(t *testing.T) {
