@@ -136,6 +136,9 @@ type parallelRun struct {
 	// futures, to wait for them to stop once released.
 	holdsVersion *bool
 	holdEnds     []workflow.Future
+	// prefetch says the window keeps a mini-batch waiting for each
+	// process (prefetchChange).
+	prefetch bool
 	// bookQueue is where a step running as instances lists pending
 	// mini-batches and reports progress: a held node's queue, as the
 	// type's queue may have no room left while the step holds it.
@@ -224,7 +227,8 @@ func (r *parallelRun) runBatches(ctx workflow.Context) batchOutcome {
 		return r.runOnInstances(ctx)
 	}
 	st := r.st
-	window := st.window(workflow.GetVersion(ctx, prefetchChange, workflow.DefaultVersion, 1) == 1)
+	r.prefetch = workflow.GetVersion(ctx, prefetchChange, workflow.DefaultVersion, 1) == 1
+	window := st.window(r.prefetch)
 	batchCtx, cancelBatches := workflow.WithCancel(ctx)
 	sel := workflow.NewSelector(ctx)
 	running := 0
@@ -322,15 +326,21 @@ func (r *parallelRun) nextIndex(ctx workflow.Context) (int, bool) {
 }
 
 // batchOptions are a mini-batch activity's options: retry_settings as the
-// retry policy, progress_update_timeout as the heartbeat timeout, and
+// retry policy (its timeout twice over with prefetch, as a mini-batch may
+// wait for another), progress_update_timeout as the heartbeat timeout, and
 // first_task_creation_timeout while no mini-batch has ended yet. Its
 // label names mini-batch i.
 func (r *parallelRun) batchOptions(ctx workflow.Context, i int) workflow.Context {
 	p := r.in.Plan.Parallel
+	run := time.Duration(p.Retry.TimeoutSeconds+p.TaskOverheadTimeoutSeconds) * time.Second
+	if r.prefetch {
+		// A mini-batch may wait for its process to finish the one before.
+		run *= 2
+	}
 	opts := workflow.ActivityOptions{
 		Summary:             miniBatchSummary(i, p, r.st.Plan),
 		TaskQueue:           r.in.Plan.Parallel.Resources.Queue(r.in.Compute),
-		StartToCloseTimeout: time.Duration(p.Retry.TimeoutSeconds+p.TaskOverheadTimeoutSeconds)*time.Second + batchSlack,
+		StartToCloseTimeout: run + batchSlack,
 		HeartbeatTimeout:    r.heartbeat(),
 		WaitForCancellation: true,
 		RetryPolicy: &temporal.RetryPolicy{
