@@ -63,6 +63,20 @@ func TestParallelStepContinuesAsNewWithCountersOnly(t *testing.T) {
 	require.Equal(t, []string{"n1"}, next.State.Nodes)
 }
 
+func TestParallelStepBeforePrefetchKeepsOneMiniBatchPerProcess(t *testing.T) {
+	env, in := parallelEnv(t, 10)
+	env.OnActivity(parallel.RunMiniBatchName, mock.Anything, mock.Anything).Return(succeed)
+	env.OnGetVersion(prefetchChange, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
+	env.SetContinueAsNewSuggested(true)
+	env.ExecuteWorkflow(ParallelStepName, in)
+
+	var can *workflow.ContinueAsNewError
+	require.ErrorAs(t, env.GetWorkflowError(), &can)
+	var next ParallelStepInput
+	require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(can.Input, &next))
+	require.Equal(t, 2, next.State.Next, "a history from before prefetch replays with its window of 2")
+}
+
 func TestParallelStepCarriedStateFinishesTheRest(t *testing.T) {
 	env, in := parallelEnv(t, 10)
 	seen := map[int]bool{}
