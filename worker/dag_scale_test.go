@@ -21,12 +21,8 @@ import (
 	"github.com/porch-pipelines/porch/workflows"
 )
 
-// Temporal's limits a run's every history must stay well under: the
-// server warns at 10,240 events and 10 MB.
-const (
-	maxHistoryEvents = 10000
-	maxHistoryBytes  = 10 << 20
-)
+// A run's every history stays under maxHistoryEvents and maxHistoryBytes
+// (scale_test.go), well under Temporal's limits.
 
 // TestDAGScale runs a pipeline of chains of trivial command steps (each
 // `true` in a real process, reading its predecessor's output) and one of

@@ -136,6 +136,9 @@ type parallelRun struct {
 	// futures, to wait for them to stop once released.
 	holdsVersion *bool
 	holdEnds     []workflow.Future
+	// prefetch says the window keeps a mini-batch waiting for each
+	// process (prefetchChange).
+	prefetch bool
 	// bookQueue is where a step running as instances lists pending
 	// mini-batches and reports progress: a held node's queue, as the
 	// type's queue may have no room left while the step holds it.
@@ -190,10 +193,23 @@ func (r *parallelRun) plan(ctx workflow.Context) error {
 	return nil
 }
 
+// prefetchChange is the GetVersion id of a parallel step's window:
+// version 1 keeps twice as many mini-batches in flight as the step has
+// entry-script processes, where DefaultVersion kept one per process. A
+// process that finishes a mini-batch then finds the next one waiting on
+// its worker, rather than idling for the round trip through the server
+// (completion, workflow task, schedule, dispatch): measured at 30-50 ms
+// a mini-batch on the loaded 2-core machine, 13-18% of a 50 ms run().
+const prefetchChange = "parallel-prefetch"
+
 // window is how many mini-batches run at once: every entry-script process
-// of every instance busy.
-func (st *ParallelState) window() int {
-	return min(max(st.Plan.Instances*st.Plan.PerInstance, 1), maxWindow)
+// of every instance busy, and with prefetch one more waiting for each.
+func (st *ParallelState) window(prefetch bool) int {
+	n := max(st.Plan.Instances*st.Plan.PerInstance, 1)
+	if prefetch {
+		n *= 2
+	}
+	return min(n, maxWindow)
 }
 
 // batchOutcome is how the window loop ended.
@@ -211,13 +227,15 @@ func (r *parallelRun) runBatches(ctx workflow.Context) batchOutcome {
 		return r.runOnInstances(ctx)
 	}
 	st := r.st
+	r.prefetch = workflow.GetVersion(ctx, prefetchChange, workflow.DefaultVersion, 1) == 1
+	window := st.window(r.prefetch)
 	batchCtx, cancelBatches := workflow.WithCancel(ctx)
 	sel := workflow.NewSelector(ctx)
 	running := 0
 	var failure error
 	draining := false
 	for {
-		for failure == nil && !draining && ctx.Err() == nil && running < st.window() {
+		for failure == nil && !draining && ctx.Err() == nil && running < window {
 			i, ok := r.nextIndex(ctx)
 			if !ok {
 				break
@@ -308,15 +326,21 @@ func (r *parallelRun) nextIndex(ctx workflow.Context) (int, bool) {
 }
 
 // batchOptions are a mini-batch activity's options: retry_settings as the
-// retry policy, progress_update_timeout as the heartbeat timeout, and
+// retry policy (its timeout twice over with prefetch, as a mini-batch may
+// wait for another), progress_update_timeout as the heartbeat timeout, and
 // first_task_creation_timeout while no mini-batch has ended yet. Its
 // label names mini-batch i.
 func (r *parallelRun) batchOptions(ctx workflow.Context, i int) workflow.Context {
 	p := r.in.Plan.Parallel
+	run := time.Duration(p.Retry.TimeoutSeconds+p.TaskOverheadTimeoutSeconds) * time.Second
+	if r.prefetch {
+		// A mini-batch may wait for its process to finish the one before.
+		run *= 2
+	}
 	opts := workflow.ActivityOptions{
 		Summary:             miniBatchSummary(i, p, r.st.Plan),
 		TaskQueue:           r.in.Plan.Parallel.Resources.Queue(r.in.Compute),
-		StartToCloseTimeout: time.Duration(p.Retry.TimeoutSeconds+p.TaskOverheadTimeoutSeconds)*time.Second + batchSlack,
+		StartToCloseTimeout: run + batchSlack,
 		HeartbeatTimeout:    r.heartbeat(),
 		WaitForCancellation: true,
 		RetryPolicy: &temporal.RetryPolicy{

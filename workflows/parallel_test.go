@@ -55,11 +55,26 @@ func TestParallelStepContinuesAsNewWithCountersOnly(t *testing.T) {
 	var next ParallelStepInput
 	require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(can.Input, &next))
 	require.NotNil(t, next.State)
-	// The window of 2 drained before continuing: nothing in flight is lost.
-	require.Equal(t, 2, next.State.Next)
-	require.Equal(t, 2, next.State.Counters.Succeeded)
+	// The window of 4 (2 processes, one mini-batch waiting for each)
+	// drained before continuing: nothing in flight is lost.
+	require.Equal(t, 4, next.State.Next)
+	require.Equal(t, 4, next.State.Counters.Succeeded)
 	require.Equal(t, 0, next.State.Counters.Running)
 	require.Equal(t, []string{"n1"}, next.State.Nodes)
+}
+
+func TestParallelStepBeforePrefetchKeepsOneMiniBatchPerProcess(t *testing.T) {
+	env, in := parallelEnv(t, 10)
+	env.OnActivity(parallel.RunMiniBatchName, mock.Anything, mock.Anything).Return(succeed)
+	env.OnGetVersion(prefetchChange, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
+	env.SetContinueAsNewSuggested(true)
+	env.ExecuteWorkflow(ParallelStepName, in)
+
+	var can *workflow.ContinueAsNewError
+	require.ErrorAs(t, env.GetWorkflowError(), &can)
+	var next ParallelStepInput
+	require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(can.Input, &next))
+	require.Equal(t, 2, next.State.Next, "a history from before prefetch replays with its window of 2")
 }
 
 func TestParallelStepCarriedStateFinishesTheRest(t *testing.T) {
@@ -96,7 +111,7 @@ func TestParallelStepInitFailureFailsAtOnce(t *testing.T) {
 	err := env.GetWorkflowError()
 	require.Error(t, err)
 	require.Contains(t, ErrorMessage(err), "the entry script's init() failed: mini-batch 0: init() raised ImportError")
-	require.LessOrEqual(t, calls, 2, "only the first window ran; thresholds do not apply to a broken init()")
+	require.LessOrEqual(t, calls, 4, "only the first window ran; thresholds do not apply to a broken init()")
 }
 
 func TestParallelStepWithoutWorkersHitsFirstTaskCreationTimeout(t *testing.T) {

@@ -235,6 +235,9 @@ func (a *Activities) RunMiniBatch(ctx context.Context, in MiniBatchInput) (MiniB
 	if runErr != nil {
 		return out, rt.failed(ctx, b, attempt, started, runErr)
 	}
+	// The mini-batch may have waited for a free process (the workflow
+	// keeps one waiting per process): it started when its process took it.
+	started = time.Now().Add(-res.LoadElapsed - res.Elapsed)
 	rt.report(reportRow{index: in.Index, attempt: attempt, result: "succeeded", node: out.Node, process: res.Process,
 		start: started, elapsed: res.Elapsed, items: res.Items, returned: res.Returned})
 	telemetry.MiniBatchSucceeded(metricsHandler(ctx), res.Items, res.Elapsed)
