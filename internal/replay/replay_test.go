@@ -115,7 +115,7 @@ func TestReasonNewerVersion(t *testing.T) {
 func TestReasonUnknownWorkflowType(t *testing.T) {
 	h := load(t, "v1-hello-b.json")
 	h.Events[0].GetWorkflowExecutionStartedEventAttributes().WorkflowType.Name = "CommandStepV9"
-	assert.Equal(t, `this build has no workflow type "CommandStepV9" (it has Catalog, CommandStep, ParallelStep, Pipeline, Quota, ReusedStep, SweepStep)`,
+	assert.Equal(t, `this build has no workflow type "CommandStepV9" (it has Catalog, CommandStep, ParallelStep, Pipeline, PlanStore, Quota, ReusedStep, SweepStep)`,
 		reason(t, h))
 }
 
