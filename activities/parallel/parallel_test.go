@@ -63,10 +63,16 @@ func plannedStepIn(t *testing.T, host *stepio.Host, env *plan.Environment, scrip
 // caller closes the activities.
 func plannedStepFor(t testing.TB, host *stepio.Host, env *plan.Environment, script string) (*Activities, ParallelPlan, string) {
 	t.Helper()
+	return plannedStepOf(t, host, env, script, 12)
+}
+
+// plannedStepOf is plannedStepFor over files files, two a mini-batch.
+func plannedStepOf(t testing.TB, host *stepio.Host, env *plan.Environment, script string, files int) (*Activities, ParallelPlan, string) {
+	t.Helper()
 	dir := t.TempDir()
 	data := filepath.Join(dir, "data")
 	require.NoError(t, os.MkdirAll(data, 0o755))
-	for i := range 12 {
+	for i := range files {
 		require.NoError(t, os.WriteFile(filepath.Join(data, fmt.Sprintf("f%02d.txt", i)), nil, 0o644))
 	}
 	code := filepath.Join(dir, "src")
