@@ -159,9 +159,16 @@ func gzipJSON(v any) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	return gzipBytes(js)
+}
+
+// gzipBytes is data gzipped, the same bytes for the same data.
+//
+//workflowcheck:ignore
+func gzipBytes(data []byte) ([]byte, error) {
 	var b bytes.Buffer
 	zw := gzip.NewWriter(&b)
-	if _, err := zw.Write(js); err != nil {
+	if _, err := zw.Write(data); err != nil {
 		return nil, err
 	}
 	if err := zw.Close(); err != nil {
@@ -174,13 +181,20 @@ func gzipJSON(v any) ([]byte, error) {
 //
 //workflowcheck:ignore
 func gunzipJSON(gz []byte, v any) error {
-	zr, err := gzip.NewReader(bytes.NewReader(gz))
-	if err != nil {
-		return err
-	}
-	js, err := io.ReadAll(zr)
+	js, err := gunzipBytes(gz)
 	if err != nil {
 		return err
 	}
 	return json.Unmarshal(js, v)
+}
+
+// gunzipBytes undoes gzipBytes.
+//
+//workflowcheck:ignore
+func gunzipBytes(gz []byte) ([]byte, error) {
+	zr, err := gzip.NewReader(bytes.NewReader(gz))
+	if err != nil {
+		return nil, err
+	}
+	return io.ReadAll(zr)
 }

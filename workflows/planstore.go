@@ -1,14 +1,11 @@
 package workflows
 
 import (
-	"bytes"
-	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
 	"time"
 
 	enums "go.temporal.io/api/enums/v1"
@@ -81,16 +78,12 @@ func encodePlan(p *plan.Plan) (storedPlan, error) {
 		return storedPlan{}, err
 	}
 	sum := sha256.Sum256(js)
-	var b bytes.Buffer
-	zw := gzip.NewWriter(&b)
-	if _, err := zw.Write(js); err != nil {
-		return storedPlan{}, err
-	}
-	if err := zw.Close(); err != nil {
+	gz, err := gzipBytes(js)
+	if err != nil {
 		return storedPlan{}, err
 	}
 	sp := storedPlan{ref: PlanRef{Hash: hex.EncodeToString(sum[:]), Size: len(js)}}
-	for data := b.Bytes(); len(data) > 0; {
+	for data := gz; len(data) > 0; {
 		n := min(len(data), planChunkSize)
 		sp.chunks = append(sp.chunks, data[:n])
 		data = data[n:]
@@ -155,18 +148,15 @@ func loadPlan(ctx workflow.Context, ref PlanRef) (*plan.Plan, error) {
 //
 //workflowcheck:ignore
 func decodePlan(ref PlanRef, gz []byte) (*plan.Plan, error) {
-	zr, err := gzip.NewReader(bytes.NewReader(gz))
+	js, err := gunzipBytes(gz)
 	if err == nil {
-		var js []byte
-		if js, err = io.ReadAll(zr); err == nil {
-			sum := sha256.Sum256(js)
-			if hex.EncodeToString(sum[:]) != ref.Hash {
-				err = fmt.Errorf("its content does not match its hash")
-			} else {
-				var p plan.Plan
-				if err = json.Unmarshal(js, &p); err == nil {
-					return &p, nil
-				}
+		sum := sha256.Sum256(js)
+		if hex.EncodeToString(sum[:]) != ref.Hash {
+			err = fmt.Errorf("its content does not match its hash")
+		} else {
+			var p plan.Plan
+			if err = json.Unmarshal(js, &p); err == nil {
+				return &p, nil
 			}
 		}
 	}
