@@ -76,6 +76,9 @@ func TestCluster(t *testing.T) {
 	} {
 		c.workers = append(c.workers, startWorker(t, setup, c.net.addNode(i+1), fmt.Sprintf("w%d", i+1), args...))
 	}
+	for _, w := range c.workers {
+		w.waitReady(t)
+	}
 	c.porch(c.server.Address, c.conn, "datastore", "create", "-f", c.datastoreFile())
 	t.Logf("cluster ready in %s", time.Since(started).Round(100*time.Millisecond))
 

@@ -1,11 +1,13 @@
 package cluster
 
 import (
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -60,4 +62,20 @@ func startWorker(t *testing.T, s workerSetup, node *netNode, name string, args .
 		}
 	})
 	return w
+}
+
+// waitReady waits for the worker to poll its task queues, as a fleet's
+// readiness probe does: a worker waits for a server that does not answer
+// yet, so one started as the server settles is ready a little later.
+func (w *porchWorker) waitReady(t *testing.T) {
+	t.Helper()
+	url := "http://" + w.Node.ip + ":" + metricsPort + "/readyz"
+	require.Eventually(t, func() bool {
+		resp, err := httpClient.Get(url)
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	}, 90*time.Second, 200*time.Millisecond, "worker %s never became ready (%s)", w.Name, url)
 }

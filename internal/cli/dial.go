@@ -11,9 +11,12 @@ import (
 	"strings"
 	"time"
 
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/contrib/envconfig"
 	sdklog "go.temporal.io/sdk/log"
+	"google.golang.org/grpc/codes"
+	grpcstatus "google.golang.org/grpc/status"
 )
 
 const (
@@ -48,10 +51,39 @@ func dialClient(ctx context.Context, s settings, logger sdklog.Logger) (client.C
 	}
 	c, err := client.DialContext(ctx, opts)
 	if err != nil {
-		return nil, fmt.Errorf("cannot reach the temporal server at %s (from %s): %v: check the address%s, "+
-			"or start a server with `porch dev`", s.Address, s.AddressFrom, err, plainHint(s, err))
+		return nil, &unreachableError{err: err, msg: fmt.Sprintf("cannot reach the temporal server at %s (from %s): %v: check the address%s, "+
+			"or start a server with `porch dev`", s.Address, s.AddressFrom, err, plainHint(s, err))}
 	}
 	return c, nil
+}
+
+// unreachableError is a server that did not answer, as opposed to one
+// that refused the connection's settings.
+type unreachableError struct {
+	err error
+	msg string
+}
+
+func (e *unreachableError) Error() string { return e.msg }
+func (e *unreachableError) Unwrap() error { return e.err }
+
+// notAnsweringYet tells whether err is a server that may answer later: one
+// not listening, not reachable or not yet ready. A refused certificate or
+// API key is not: waiting does not fix it.
+func notAnsweringYet(err error) bool {
+	var u *unreachableError
+	if !errors.As(err, &u) {
+		return false
+	}
+	switch grpcstatus.Code(u.err) {
+	case codes.Unavailable, codes.DeadlineExceeded:
+		return true
+	}
+	var unavailable *serviceerror.Unavailable
+	var deadline *serviceerror.DeadlineExceeded
+	var ne net.Error
+	return errors.As(u.err, &unavailable) || errors.As(u.err, &deadline) ||
+		errors.Is(u.err, context.DeadlineExceeded) || errors.As(u.err, &ne)
 }
 
 // plainHint suggests TLS when a connection without it was cut short, as
@@ -152,7 +184,7 @@ func checkTLS(ctx context.Context, s settings, conf *tls.Config) error {
 		return fmt.Errorf("cannot connect to the temporal server at %s (from %s): %s", s.Address, s.AddressFrom, msg)
 	}
 	if !tlsErr {
-		return fmt.Errorf("cannot reach the temporal server at %s (from %s): %v: check the address", s.Address, s.AddressFrom, err)
+		return &unreachableError{err: err, msg: fmt.Sprintf("cannot reach the temporal server at %s (from %s): %v: check the address", s.Address, s.AddressFrom, err)}
 	}
 	return fmt.Errorf("cannot connect to the temporal server at %s (from %s) with TLS: %v", s.Address, s.AddressFrom, err)
 }

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strings"
+	"time"
 
 	"github.com/porch-pipelines/porch/activities/launch"
 	"github.com/porch-pipelines/porch/compiler/plan"
@@ -21,6 +22,7 @@ import (
 	"github.com/porch-pipelines/porch/worker"
 	"github.com/porch-pipelines/porch/workflows"
 	"github.com/spf13/cobra"
+	"go.temporal.io/sdk/client"
 )
 
 // devFlags are the flags of `porch dev`.
@@ -329,7 +331,9 @@ func (a *app) workerCommand() *cobra.Command {
 			"spot variant of each queue (<queue>-spot), where steps with queue_settings.job_tier: spot\n" +
 			"and the steps of low_priority computes run. On SIGTERM it stops at once, like a reclaimed\n" +
 			"spot VM: its steps' processes are killed and the steps fail over by heartbeat timeout.\n" +
-			"A step preempted 3 times moves to dedicated workers (--preemptible=false).",
+			"A step preempted 3 times moves to dedicated workers (--preemptible=false).\n\n" +
+			"A worker started before its server, or whose server does not answer, waits for it,\n" +
+			"trying again at most every 30 s; certificates or an API key the server refuses stop it.",
 		Example: "  porch worker --compute k8s --instance-type gpu-small --labels accelerator=nvidia --gpu 1\n" +
 			"  porch worker --compute serverless --instance-type large --cpu 8 --memory 32Gi\n" +
 			"  porch worker --compute k8s --cpu 4 --memory 16Gi",
@@ -443,7 +447,7 @@ func (a *app) runWorker(ctx context.Context, flags serverFlags, opts worker.Opti
 	}
 	defer metrics.close()
 	s.Metrics, opts.Metrics = metrics.handler(), metrics.handler()
-	c, err := dialClient(ctx, s, sdkLogger(a.stderr, slog.LevelInfo))
+	c, err := a.dialUntilAnswered(ctx, s)
 	if err != nil {
 		return err
 	}
@@ -477,6 +481,31 @@ func (a *app) runWorker(ctx context.Context, flags serverFlags, opts worker.Opti
 	w.Stop()
 	return nil
 }
+
+// dialUntilAnswered connects to the server, waiting for it while it does
+// not answer: a fleet may start before its server, or the server restart,
+// and a worker that waits is ready (/readyz) as soon as it answers instead
+// of needing a restart. Settings the server refuses fail at once.
+func (a *app) dialUntilAnswered(ctx context.Context, s settings) (client.Client, error) {
+	wait := time.Second
+	for {
+		c, err := dialClient(ctx, s, sdkLogger(a.stderr, slog.LevelInfo))
+		if err == nil || !notAnsweringYet(err) || ctx.Err() != nil {
+			return c, err
+		}
+		fmt.Fprintf(a.stderr, "porch worker: %v; trying again in %s (Ctrl-C to stop)\n", err, wait)
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, maxDialWait)
+	}
+}
+
+// maxDialWait is the longest a worker waits between two tries to reach
+// its server.
+const maxDialWait = 30 * time.Second
 
 // normaliseComputes maps compute names as Azure writes them to plan
 // compute names: "azureml:gpu" is "gpu"; serverless and local are "".
