@@ -15,6 +15,8 @@ import (
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/api/temporalproto"
 	"go.temporal.io/sdk/converter"
+	sdkworker "go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/porch-pipelines/porch/activities/runrecord"
 	"github.com/porch-pipelines/porch/compiler/plan"
@@ -123,6 +125,7 @@ func (h *harness) runAtScale(t *testing.T, yml string, n, continueAfter int, fil
 	require.NoError(t, run.Get(wctx, nil))
 	took := time.Since(start)
 	execs, events, size := histories(t, run.GetID())
+	replayExecutions(t, run.GetID())
 	t.Logf("%d steps: %.1f steps/s (%s; compiled in %s), start input %d bytes, %d executions of the DAG, largest history %d events, %.2f MB; peak RSS %s",
 		n, float64(n)/took.Seconds(), took.Round(time.Millisecond), compiled.Round(time.Millisecond), input, execs, events, float64(size)/(1<<20), peakRSS(t, os.Getpid()))
 	require.Less(t, input, 4096, "the start input names the plan, it does not carry it")
@@ -133,6 +136,33 @@ func (h *harness) runAtScale(t *testing.T, yml string, n, continueAfter int, fil
 	require.NoError(t, err, "the run's record is written at its end")
 	require.Equal(t, n, strings.Count(string(b), `"status": "succeeded"`), "every step succeeded, in the record")
 	return run.GetID(), run.GetRunID(), *r.Input.Plan
+}
+
+// replayExecutions replays every execution of a run's DAG against this
+// build's workflows, as a worker picking them up would: the paths only
+// large runs take (continuing as new, the running window) are checked
+// here rather than by fixtures of thousands of events.
+func replayExecutions(t *testing.T, id string) {
+	ctx := context.Background()
+	for runID, more := "", true; more; {
+		desc, err := temporalClient.DescribeWorkflowExecution(ctx, id, runID)
+		require.NoError(t, err)
+		exec := desc.GetWorkflowExecutionInfo().GetExecution().GetRunId()
+		it := temporalClient.GetWorkflowHistory(ctx, id, exec, false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+		var h historypb.History
+		for it.HasNext() {
+			ev, err := it.Next()
+			require.NoError(t, err)
+			h.Events = append(h.Events, ev)
+		}
+		r := sdkworker.NewWorkflowReplayer()
+		workflows.Register(r)
+		require.NoError(t, r.ReplayWorkflowHistoryWithOptions(nil, &h, sdkworker.ReplayWorkflowHistoryOptions{
+			OriginalExecution: workflow.Execution{ID: id, RunID: exec},
+		}), "execution %s of %s replays", exec, id)
+		runID = h.Events[0].GetWorkflowExecutionStartedEventAttributes().GetContinuedExecutionRunId()
+		more = runID != ""
+	}
 }
 
 // writeExecution writes one execution's history to file.

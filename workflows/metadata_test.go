@@ -1,8 +1,10 @@
 package workflows
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -47,6 +49,36 @@ func TestRunDetailsAreBounded(t *testing.T) {
 	d := RunDetails(p, "big-1")
 	assert.LessOrEqual(t, len(d), maxDetails+100)
 	assert.True(t, strings.HasSuffix(d, "… (cut by porch)\n"))
+}
+
+// TestTheMemoOfABigRunIsBounded builds the start request of a 10,000-step
+// plan, one nested pipeline among them, with 1 MB of YAML: the memo, which
+// the server writes again with every update of the run, keeps at most
+// 16 KB of each, cut at a line, and says what it left out and where the
+// rest is.
+func TestTheMemoOfABigRunIsBounded(t *testing.T) {
+	p := &plan.Plan{Name: "big", Source: "/work/big.yml"}
+	inner := plan.Pipeline{Steps: []plan.Step{{Name: "a", Type: plan.StepCommand}, {Name: "b", Type: plan.StepCommand}}}
+	for i := range 9997 {
+		p.Pipeline.Steps = append(p.Pipeline.Steps, plan.Step{Name: fmt.Sprintf("step%d", i), Type: plan.StepCommand})
+	}
+	p.Pipeline.Steps = append(p.Pipeline.Steps, plan.Step{Name: "nest", Type: plan.StepPipeline, Pipeline: &inner})
+	yml := []byte("jobs:\n" + strings.Repeat("  s: {command: échoé}\n", 50000))
+	r := NewStartRequest(p, "big-1", yml)
+
+	source := r.Options.Memo[MemoSource].(string)
+	assert.LessOrEqual(t, len(source), maxMemoSource+200)
+	assert.True(t, utf8.ValidString(source), "cut between lines, not inside a character")
+	assert.Regexp(t, `\n# \.\.\. truncated by porch after \d+ of 1200006 bytes: the whole file is /work/big.yml\n$`, source)
+	summary := r.Options.Memo[MemoPlan].(string)
+	assert.LessOrEqual(t, len(summary), maxMemoPlan+200)
+	assert.True(t, strings.HasPrefix(summary, "big (/work/big.yml)\n  step0  command\n"))
+	shown := strings.Count(summary, "  command\n")
+	assert.Contains(t, summary, fmt.Sprintf("  ... and %d more steps: porch job show big-1 lists them all\n", 10000-shown))
+
+	small := NewStartRequest(&plan.Plan{Name: "small", Pipeline: inner}, "small-1", []byte("jobs: {}\n"))
+	assert.Equal(t, "jobs: {}\n", small.Options.Memo[MemoSource])
+	assert.Equal(t, "small ()\n  a  command\n  b  command\n", small.Options.Memo[MemoPlan])
 }
 
 func TestStepLabels(t *testing.T) {

@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"fmt"
@@ -14,9 +15,16 @@ import (
 	"github.com/porch-pipelines/porch/compiler/plan"
 )
 
-// maxMemoSource bounds the pipeline YAML kept in a run's memo, well under
-// Temporal's payload limits.
-const maxMemoSource = 128 << 10
+// The memo is part of the run's mutable state: the server writes it again
+// with every update of the run (each step's start and end) and with every
+// visibility record. maxMemoSource and maxMemoPlan bound the pipeline YAML
+// and the plan summary it keeps, so a run of 10,000 steps costs per step
+// what a run of ten does: with the YAML of 1,000 steps (80 KB) and its
+// summary in full, the run went at half the speed.
+const (
+	maxMemoSource = 16 << 10
+	maxMemoPlan   = 16 << 10
+)
 
 // NewRunID returns a fresh run id, "<pipeline-name>-<short-id>".
 func NewRunID(p *plan.Plan) string {
@@ -56,12 +64,15 @@ func (r StartRequest) StorePlan(ctx context.Context, c client.Client) error {
 // options then have no ID and no PorchRun attribute, and their details
 // name the run RUN.
 func NewStartRequest(p *plan.Plan, runID string, source []byte) StartRequest {
-	if len(source) > maxMemoSource {
-		source = append(source[:maxMemoSource:maxMemoSource], "\n# ... truncated by porch"...)
-	}
 	label := runID
 	if label == "" {
 		label = "RUN"
+	}
+	if len(source) > maxMemoSource {
+		// Whole lines, so no character is cut in two.
+		cut := bytes.LastIndexByte(source[:maxMemoSource], '\n') + 1
+		source = append(source[:cut:cut],
+			fmt.Sprintf("# ... truncated by porch after %d of %d bytes: the whole file is %s\n", cut, len(source), p.Source)...)
 	}
 	opts := client.StartWorkflowOptions{
 		ID:                    runID,
@@ -74,7 +85,7 @@ func NewStartRequest(p *plan.Plan, runID string, source []byte) StartRequest {
 		StaticDetails:         RunDetails(p, label),
 		Memo: map[string]any{
 			MemoSource: string(source),
-			MemoPlan:   Summary(p),
+			MemoPlan:   Summary(p, label),
 		},
 	}
 	if p.Settings.SubmittedBy != "" {
@@ -131,15 +142,27 @@ func runAttributes(k runKeys) temporal.SearchAttributes {
 
 // Summary describes a plan one line per step, indented by nesting:
 // "train  command  compute=cpu-cluster  after: prep".
-func Summary(p *plan.Plan) string {
+// Past maxMemoPlan bytes the summary stops and says how many steps it left
+// out and which command, for runID, lists them.
+func Summary(p *plan.Plan, runID string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s (%s)\n", p.Name, p.Source)
-	summarise(&b, p.Pipeline, "  ")
+	left := summarise(&b, p.Pipeline, "  ", maxMemoPlan)
+	if left > 0 {
+		fmt.Fprintf(&b, "  ... and %d more steps: porch job show %s lists them all\n", left, runID)
+	}
 	return b.String()
 }
 
-func summarise(b *strings.Builder, pl plan.Pipeline, indent string) {
+// summarise writes pl's steps to b while b holds less than limit bytes, and
+// returns how many steps it left out.
+func summarise(b *strings.Builder, pl plan.Pipeline, indent string, limit int) int {
+	left := 0
 	for _, s := range pl.Steps {
+		if b.Len() >= limit {
+			left += 1 + nestedSteps(s.Pipeline)
+			continue
+		}
 		fmt.Fprintf(b, "%s%s  %s", indent, s.Name, s.Type)
 		if s.Compute != "" {
 			fmt.Fprintf(b, "  compute=%s", s.Compute)
@@ -152,7 +175,21 @@ func summarise(b *strings.Builder, pl plan.Pipeline, indent string) {
 		}
 		b.WriteString("\n")
 		if s.Pipeline != nil {
-			summarise(b, *s.Pipeline, indent+"  ")
+			left += summarise(b, *s.Pipeline, indent+"  ", limit)
 		}
 	}
+	return left
+}
+
+// nestedSteps counts the steps of a nested pipeline, at every depth; 0
+// for nil.
+func nestedSteps(pl *plan.Pipeline) int {
+	if pl == nil {
+		return 0
+	}
+	n := 0
+	for _, s := range pl.Steps {
+		n += 1 + nestedSteps(s.Pipeline)
+	}
+	return n
 }
