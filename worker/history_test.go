@@ -170,7 +170,7 @@ func TestPorchStatusSaysHowEachWorkflowEnded(t *testing.T) {
 	assert.Contains(t, succeeded, runID)
 	assert.Contains(t, succeeded, runID+"/tune")
 	assert.NotContains(t, succeeded, bad)
-	record(t, "v2-porch-status", runID)
+	record(t, "v3-porch-status", runID)
 
 	failing := writePipeline(t, "type: pipeline\njobs:\n  broken:\n    command: exit 3\n")
 	failedRun, err := h.run(compile(t, failing, nil))

@@ -309,7 +309,7 @@ func TestRecordNoWorkerHistory(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	require.NoError(t, run.Get(ctx, nil))
-	recordRun(t, filepath.Join("..", "workflows", "testdata", "histories"), "v2-no-worker", run.GetID())
+	recordRun(t, filepath.Join("..", "workflows", "testdata", "histories"), "v3-no-worker", run.GetID())
 }
 
 // noWorkerWait is past the minute a command step waits before it asks for

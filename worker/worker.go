@@ -29,6 +29,10 @@ import (
 // cancel, and with it the kill of a step's processes, by many seconds.
 const heartbeatInterval = time.Second
 
+// workflowDeadlock is how long workflow code may run without yielding
+// before its task fails as a deadlock: half the workflow task timeout.
+const workflowDeadlock = 5 * time.Second
+
 // catalogTimeout bounds reading the server's catalogue of datastores; a
 // worker keeps its last copy when it cannot.
 const catalogTimeout = 5 * time.Second
@@ -302,6 +306,12 @@ func (w *Worker) start(c client.Client, opts Options, q queue, acts, wfs bool) e
 		// The node name, as history, the UI and porch compute show name
 		// the worker that ran a step.
 		Identity: w.acts.NodeName(),
+		// The DAG of a plan of thousands of steps does work in proportion
+		// to them as an execution starts (the plan decoded, its state
+		// restored, a window of steps started): more than the SDK's 1 s
+		// guard against workflow code that never yields allows on a
+		// loaded machine. A real deadlock still fails the task.
+		DeadlockDetectionTimeout: workflowDeadlock,
 		// A stall of the server shorter than the heartbeat timeout must
 		// not cancel running steps (see steadyHeartbeats).
 		Interceptors: []interceptor.WorkerInterceptor{&steadyHeartbeats{client: c, interval: heartbeatInterval}},

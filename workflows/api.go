@@ -96,6 +96,24 @@ type CommandStepInput struct {
 	// Quota is the cores the step claims before it runs; nil claims none.
 	Quota *QuotaRequest           `json:"quota,omitempty"`
 	Run   command.RunCommandInput `json:"run"`
+	// Behaviour is what the DAG decided for the step; nil from DAGs
+	// before stepBehaviourChange, whose steps ask with version markers.
+	Behaviour *StepBehaviour `json:"behaviour,omitempty"`
+}
+
+// StepBehaviour is what a DAG decides once for the command steps it
+// starts, so that each step needs no version markers (each a marker and
+// a search-attribute update in its history) and no local activity of its
+// own to learn it: whether it watches for a worker while its command is
+// scheduled, and whether it sets PorchStatus as it ends.
+type StepBehaviour struct {
+	// PorchStatus says the server has PorchStatus registered.
+	PorchStatus bool `json:"porch_status,omitempty"`
+	// Watch says the step watches for a worker while its command is
+	// scheduled: the DAG saw no worker poll the step's queue in the last
+	// minute (or cannot know its queue). A step whose queue has a worker
+	// waits without a timer.
+	Watch bool `json:"watch,omitempty"`
 }
 
 // PipelineResult is a finished DAG's outputs.

@@ -76,7 +76,9 @@ func CommandStep(ctx workflow.Context, in CommandStepInput) (_ command.RunComman
 	default:
 		workflow.SetCurrentDetails(ctx, scheduledOn(opts.TaskQueue))
 		fut := workflow.ExecuteActivity(ctx, command.RunCommandName, in.Run)
-		runWatchingForWorker(ctx, fut, in.Compute, opts.TaskQueue)
+		if in.Behaviour == nil || in.Behaviour.Watch {
+			runWatchingForWorker(ctx, fut, in.Compute, opts.TaskQueue, in.Behaviour != nil)
+		}
 		err = fut.Get(ctx, &r)
 	}
 	workflow.SetCurrentDetails(ctx, commandEnded(r, err))

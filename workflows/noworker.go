@@ -38,9 +38,10 @@ func scheduledOn(queue string) string {
 // in the step's current details (the Temporal UI's), with the command
 // that starts one. Once a worker polls, it only waits: the step is taken,
 // or will be when a worker has room. A step running longer than a minute costs one timer and
-// one local activity.
-func runWatchingForWorker(ctx workflow.Context, fut workflow.Future, compute, queue string) {
-	if workflow.GetVersion(ctx, noWorkerChange, workflow.DefaultVersion, 1) != 1 {
+// one local activity. decided says the step's DAG decided it watches
+// (StepBehaviour); otherwise the step asks noWorkerChange.
+func runWatchingForWorker(ctx workflow.Context, fut workflow.Future, compute, queue string, decided bool) {
+	if !decided && workflow.GetVersion(ctx, noWorkerChange, workflow.DefaultVersion, 1) != 1 {
 		return
 	}
 	tctx, cancel := workflow.WithCancel(ctx)

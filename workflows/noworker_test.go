@@ -24,7 +24,24 @@ import (
 // minute, with the worker to start (in backticks: the UI renders markdown);
 // once one polls, the details say where it is scheduled again and the step
 // stops asking.
+//
+// A step its DAG decided for (StepBehaviour) watches only when told to,
+// and without version markers; one told that a worker polls asks nothing.
 func TestCommandStepSaysWhenNoWorkerPollsItsQueue(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		behaviour *StepBehaviour
+		watches   bool
+	}{
+		{"asks its version", nil, true},
+		{"told to watch", &StepBehaviour{Watch: true}, true},
+		{"told a worker polls", &StepBehaviour{}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) { commandStepWatches(t, c.behaviour, c.watches) })
+	}
+}
+
+func commandStepWatches(t *testing.T, behaviour *StepBehaviour, watches bool) {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
 	Register(env)
@@ -49,10 +66,16 @@ func TestCommandStepSaysWhenNoWorkerPollsItsQueue(t *testing.T) {
 		}, at)
 	}
 	start = env.Now()
-	env.ExecuteWorkflow(CommandStep, CommandStepInput{Compute: "cpu-cluster",
+	env.ExecuteWorkflow(CommandStep, CommandStepInput{Compute: "cpu-cluster", Behaviour: behaviour,
 		Run: command.RunCommandInput{Step: stepio.Step{RunID: "r", StepPath: "train"}}})
 	require.True(t, env.IsWorkflowCompleted())
 	require.NoError(t, env.GetWorkflowError())
+	if !watches {
+		assert.Empty(t, asked, "a step told that a worker polls its queue asks nothing")
+		assert.Equal(t, []string{"scheduled on task queue `porch-compute-cpu-cluster`", "scheduled on task queue `porch-compute-cpu-cluster`",
+			"scheduled on task queue `porch-compute-cpu-cluster`", "scheduled on task queue `porch-compute-cpu-cluster`"}, details)
+		return
+	}
 	assert.Equal(t, []time.Duration{time.Minute, 2 * time.Minute, 3 * time.Minute}, asked)
 	want := `: no worker serves compute "cpu-cluster" (task queue "porch-compute-cpu-cluster"): start one with ` + "`porch worker --compute cpu-cluster`"
 	// Before the first check it says where the step is scheduled, not that

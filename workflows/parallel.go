@@ -180,7 +180,7 @@ func (r *parallelRun) plan(ctx workflow.Context) error {
 	// Planning is the step's first work on its compute: while no worker
 	// of it polls, the step says so in its current details.
 	fut := workflow.ExecuteActivity(ctx, parallel.PlanMiniBatchesName, r.in.Plan)
-	runWatchingForWorker(ctx, fut, r.in.Compute, r.queue())
+	runWatchingForWorker(ctx, fut, r.in.Compute, r.queue(), false)
 	if err := fut.Get(ctx, &p); err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package workflows
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -170,6 +171,66 @@ type dagRun struct {
 	// windowed says, once asked, whether this DAG caps its running steps
 	// at runningWindow (windowChange).
 	windowed *bool
+	// behaviour is what this DAG decided for its command steps, once
+	// asked (stepBehaviour); decidedNone when it does not decide.
+	behaviour *StepBehaviour
+	// polled is when the DAG last saw a worker poll each queue.
+	polled map[string]time.Time
+}
+
+// stepBehaviourChange is the GetVersion id of DAGs that decide once what
+// their command steps do (StepBehaviour) and pass it in their input: a
+// step then records no version markers and asks nothing of its own.
+const stepBehaviourChange = "porch-step-behaviour"
+
+// decidedNone is a DAG's behaviour when it does not decide its steps'.
+var decidedNone = &StepBehaviour{}
+
+// stepBehaviour is what the DAG decided for command step s; nil in DAGs
+// before stepBehaviourChange. It asks the first time a command step starts.
+func (r *dagRun) stepBehaviour(s plan.Step) *StepBehaviour {
+	if r.behaviour == nil {
+		r.behaviour = decidedNone
+		if workflow.GetVersion(r.ctx, stepBehaviourChange, workflow.DefaultVersion, 1) == 1 {
+			r.behaviour = &StepBehaviour{PorchStatus: r.statusRegistered()}
+		}
+	}
+	if r.behaviour == decidedNone {
+		return nil
+	}
+	b := *r.behaviour
+	b.Watch = !r.workerPolls(s)
+	return &b
+}
+
+// workerPolls says whether a worker polled the queue of command step s in
+// the last noWorkerCheck, asking the server (a local activity) at most
+// once that long for each queue. A serverless step chooses its queue as
+// it starts, so the DAG cannot tell.
+func (r *dagRun) workerPolls(s plan.Step) bool {
+	res := s.Command.Resources
+	if res.Serverless != nil && res.TaskQueue == "" || res.Spot() {
+		return false
+	}
+	queue := res.Queue(s.Compute)
+	now := workflow.Now(r.ctx)
+	if seen, ok := r.polled[queue]; ok && now.Sub(seen) < noWorkerCheck {
+		return true
+	}
+	lctx := workflow.WithLocalActivityOptions(r.ctx, workflow.LocalActivityOptions{
+		ScheduleToCloseTimeout: 10 * time.Second,
+		RetryPolicy:            &temporal.RetryPolicy{MaximumAttempts: 1},
+		Summary:                "is a worker polling " + queue + "?",
+	})
+	var polled bool
+	if err := workflow.ExecuteLocalActivity(lctx, HasPollersName, queue).Get(r.ctx, &polled); err != nil || !polled {
+		return false
+	}
+	if r.polled == nil {
+		r.polled = map[string]time.Time{}
+	}
+	r.polled[queue] = now
+	return true
 }
 
 // room says whether the run may start one more step.
@@ -268,7 +329,7 @@ func (r *dagRun) launch(s *node) {
 	d.start(s, workflow.Now(ctx))
 	d.countStarted(ctx, s)
 	r.launched++
-	r.wait(startStep(r.stepCtx, d, s), func(f workflow.Future) {
+	r.wait(r.startStep(s), func(f workflow.Future) {
 		if !childIDTaken(ctx, f) {
 			r.stepEnded(s, f)
 			return
@@ -280,7 +341,7 @@ func (r *dagRun) launch(s *node) {
 				r.stepEnded(s, f)
 				return
 			}
-			r.wait(startStep(r.stepCtx, d, s), func(f workflow.Future) { r.stepEnded(s, f) })
+			r.wait(r.startStep(s), func(f workflow.Future) { r.stepEnded(s, f) })
 		})
 	})
 }
@@ -313,7 +374,8 @@ func isCanceled(err error) bool {
 }
 
 // startStep starts a step's child workflow and returns its result future.
-func startStep(ctx workflow.Context, d *dag, s *node) workflow.Future {
+func (r *dagRun) startStep(s *node) workflow.Future {
+	ctx, d := r.stepCtx, r.d
 	opts := workflow.ChildWorkflowOptions{
 		WorkflowID:            d.in.RunID + "/" + s.step.Path,
 		TaskQueue:             plan.DefaultTaskQueue,
@@ -332,6 +394,8 @@ func startStep(ctx workflow.Context, d *dag, s *node) workflow.Future {
 	case plan.StepSweep:
 		return workflow.ExecuteChildWorkflow(ctx, SweepStepName, d.sweepInput(s))
 	default:
-		return workflow.ExecuteChildWorkflow(ctx, CommandStepName, d.commandInput(s))
+		in := d.commandInput(s)
+		in.Behaviour = r.stepBehaviour(s.step)
+		return workflow.ExecuteChildWorkflow(ctx, CommandStepName, in)
 	}
 }

@@ -55,10 +55,16 @@ func ReusedStep(ctx workflow.Context, in ReusedStepInput) error {
 // ReusedStep's PorchStatus as it starts it: when the server has
 // PorchStatus, which the DAG asks once.
 func (r *dagRun) statusAtStart() bool {
-	ctx := r.ctx
-	if workflow.GetVersion(ctx, reusedStatusChange, workflow.DefaultVersion, 1) != 1 {
+	if workflow.GetVersion(r.ctx, reusedStatusChange, workflow.DefaultVersion, 1) != 1 {
 		return false
 	}
+	return r.statusRegistered()
+}
+
+// statusRegistered says whether the server has PorchStatus, asking it the
+// first time (a local activity).
+func (r *dagRun) statusRegistered() bool {
+	ctx := r.ctx
 	if r.statusKnown == nil {
 		lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
 			Summary:                "is PorchStatus registered",
@@ -67,7 +73,8 @@ func (r *dagRun) statusAtStart() bool {
 		})
 		registered := false
 		if err := workflow.ExecuteLocalActivity(lctx, StatusRegisteredName).Get(ctx, &registered); err != nil {
-			// Each ReusedStep asks for itself, as before.
+			// Taken as not registered: each ReusedStep asks for
+			// itself, and command steps go without.
 			registered = false
 		}
 		r.statusKnown = &registered

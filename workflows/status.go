@@ -43,14 +43,25 @@ func withStatus[In, Out any](wf func(workflow.Context, In) (Out, error)) func(wo
 	return func(ctx workflow.Context, in In) (Out, error) {
 		early := workflow.GetSignalChannel(ctx, EarlyTerminatedSignal)
 		out, err := wf(ctx, in)
-		setStatus(ctx, err, early)
+		var decided *StepBehaviour
+		if b, ok := any(in).(behaved); ok {
+			decided = b.behaviour()
+		}
+		setStatus(ctx, err, early, decided)
 		return out, err
 	}
 }
 
-func setStatus(ctx workflow.Context, err error, early workflow.ReceiveChannel) {
+// behaved is a step input that may carry its DAG's StepBehaviour.
+type behaved interface{ behaviour() *StepBehaviour }
+
+func (in CommandStepInput) behaviour() *StepBehaviour { return in.Behaviour }
+
+// setStatus sets PorchStatus for how the workflow ended: as decided says,
+// or when it is nil as statusChange and the server say.
+func setStatus(ctx workflow.Context, err error, early workflow.ReceiveChannel, decided *StepBehaviour) {
 	var next *workflow.ContinueAsNewError
-	if errors.As(err, &next) || workflow.GetVersion(ctx, statusChange, workflow.DefaultVersion, 1) != 1 {
+	if errors.As(err, &next) || decided == nil && workflow.GetVersion(ctx, statusChange, workflow.DefaultVersion, 1) != 1 {
 		return
 	}
 	status := PorchSucceeded
@@ -63,7 +74,15 @@ func setStatus(ctx workflow.Context, err error, early workflow.ReceiveChannel) {
 	default:
 		status = PorchFailed
 	}
-	upsertStatus(ctx, status)
+	switch {
+	case decided == nil:
+		upsertStatus(ctx, status)
+	case decided.PorchStatus:
+		dctx, _ := workflow.NewDisconnectedContext(ctx)
+		if err := workflow.UpsertTypedSearchAttributes(dctx, keyStatus.ValueSet(status)); err != nil {
+			workflow.GetLogger(ctx).Warn("porch: cannot set PorchStatus", "error", err)
+		}
+	}
 }
 
 // upsertStatus sets PorchStatus, when the server has it registered.
