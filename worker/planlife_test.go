@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -30,15 +31,20 @@ const (
 )
 
 // newPlanLifeHarness is a harness whose worker runs stored plans' lives
-// fast.
-func newPlanLifeHarness(t *testing.T) *harness {
+// fast, and a function that replaces that worker with a new one (whose
+// cache of plans is empty).
+func newPlanLifeHarness(t *testing.T) (*harness, func()) {
 	t.Helper()
 	h := &harness{t: t, home: t.TempDir()}
-	w, err := worker.Start(temporalClient, worker.Options{Home: h.home, Computes: []string{""}, Workflows: true,
-		PlanCheckEvery: planCheck, PlanGrace: planGrace})
-	require.NoError(t, err)
-	t.Cleanup(w.Stop)
-	return h
+	start := func() *worker.Worker {
+		w, err := worker.Start(temporalClient, worker.Options{Home: h.home, Computes: []string{""}, Workflows: true,
+			PlanCheckEvery: planCheck, PlanGrace: planGrace})
+		require.NoError(t, err)
+		return w
+	}
+	w := start()
+	t.Cleanup(func() { w.Stop() })
+	return h, func() { w.Stop(); w = start() }
 }
 
 // planStatus is the status of the latest PlanStore workflow of chunk 0 of
@@ -101,14 +107,18 @@ func refOf(t *testing.T, p *plan.Plan) workflows.PlanRef {
 // TestAStoredPlanEndsOnceNothingHoldsItAndIsStoredAgain runs a pipeline:
 // its plan stays while the run is on the server, closed or not, and ends a
 // grace after retention deletes the run (here a delete); the pipeline
-// then runs again, its plan stored again. The store's summary names the
-// pipeline. With PORCH_RECORD_HISTORIES set it records the store's
-// history as a replay fixture.
+// then runs again, its plan stored again; and a run that does not store
+// it reads it from the ended store and stores it again. The store's
+// summary names the pipeline, its current details what holds it. With
+// PORCH_RECORD_HISTORIES set it records the store's history as a replay
+// fixture.
 func TestAStoredPlanEndsOnceNothingHoldsItAndIsStoredAgain(t *testing.T) {
-	h := newPlanLifeHarness(t)
+	h, restart := newPlanLifeHarness(t)
 	ctx := context.Background()
 	p := planLifePlan(t, "plan-life-run")
 	ref := refOf(t, p)
+	first, err := h.run(p)
+	require.NoError(t, err)
 	id, err := h.run(p)
 	require.NoError(t, err)
 
@@ -118,8 +128,11 @@ func TestAStoredPlanEndsOnceNothingHoldsItAndIsStoredAgain(t *testing.T) {
 	require.NoError(t, converter.GetDefaultDataConverter().FromPayload(d.GetExecutionConfig().GetUserMetadata().GetSummary(), &summary))
 	require.Contains(t, summary, "plan of pipeline "+p.Name+": 1 step")
 	stillRunning(t, ref, "a run that ended holds its plan while the server has it: it may be resumed")
-	require.Contains(t, currentDetails(t, workflows.PlanChunkID(ref.Hash, 0)), "held by run "+id, "the store says what holds it")
+	details := currentDetails(t, workflows.PlanChunkID(ref.Hash, 0))
+	require.Contains(t, details, "held by run "+id, "the store says what holds it")
+	require.NotContains(t, details, first, "of the closed runs, the one that closed last holds the plan: retention deletes it last")
 
+	deleteWorkflow(t, first)
 	deleteWorkflow(t, id)
 	endsSoon(t, ref, "the plan ends a grace after its last holder is gone")
 	if os.Getenv("PORCH_RECORD_HISTORIES") != "" {
@@ -134,6 +147,20 @@ func TestAStoredPlanEndsOnceNothingHoldsItAndIsStoredAgain(t *testing.T) {
 	require.NotEqual(t, ended, rerun)
 	deleteWorkflow(t, again)
 	endsSoon(t, ref, "the plan stored again ends too")
+
+	// A run that does not store its plan (reset, or started from
+	// Temporal with porch's input) finds it ended, and holds it again, on
+	// a worker that has not read it yet.
+	restart()
+	r := workflows.NewStartRequest(p, workflows.NewRunID(p), nil)
+	run, err := temporalClient.ExecuteWorkflow(ctx, r.Options, workflows.PipelineName, r.Input)
+	require.NoError(t, err)
+	require.NoError(t, run.Get(ctx, nil), "a run reads a plan whose store ended")
+	st, _ = planStatus(t, ref)
+	require.Equal(t, enums.WORKFLOW_EXECUTION_STATUS_RUNNING, st, "the run that read the plan stored it again")
+	require.Eventually(t, func() bool {
+		return strings.Contains(currentDetails(t, workflows.PlanChunkID(ref.Hash, 0)), "held by run "+run.GetID())
+	}, 10*time.Second, 100*time.Millisecond, "the run that read the plan holds it")
 }
 
 // TestAScheduleKeepsItsPlanUntilDeleted stores a plan for a schedule that

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	commonpb "go.temporal.io/api/common/v1"
+	enums "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/activity"
@@ -25,7 +26,8 @@ const maxCachedPlans = 16
 
 // planChunks is the local activity through which a workflow reads its
 // stored plan: each chunk is read once from the server (the input of its
-// PlanStore workflow), then from this process's cache, by hash. It also
+// PlanStore workflow, which the reader then holds if it had ended), then
+// from this process's cache, by hash. It also
 // says which of a stored plan's holders still hold it.
 type planChunks struct {
 	client client.Client
@@ -63,7 +65,10 @@ func (p *planChunks) load(ctx context.Context, ref workflows.PlanRef, i int) (wo
 	p.mu.Unlock()
 	if cached == nil {
 		var err error
-		if cached, err = workflows.ReadPlanChunks(ctx, p.client, ref); err != nil {
+		// The workflow reading the plan holds it: a store that ended
+		// starts again.
+		holder := workflows.PlanHolder{Run: activity.GetInfo(ctx).WorkflowExecution.ID}
+		if cached, err = workflows.ReadPlan(ctx, p.client, ref, holder, false); err != nil {
 			return workflows.PlanChunk{}, err
 		}
 		p.keep(ref.Hash, cached)
@@ -89,43 +94,60 @@ func (p *planChunks) keep(hash string, chunks [][]byte) {
 
 // checkHolders returns the holders of a stored plan that still hold it,
 // and the worker's plan life settings. A holder registered less than the
-// grace ago holds it even when the server does not have it yet.
+// grace ago holds it even when the server does not have it yet. Of the
+// closed runs it keeps the one that closed last: retention deletes it
+// last, and a run that starts again (porch job resume) registers anew.
 func (p *planChunks) checkHolders(ctx context.Context, in workflows.PlanHoldersCheck) (workflows.PlanHolders, error) {
 	out := workflows.PlanHolders{CheckEvery: p.every, Grace: p.grace}
+	var lastClosed *workflows.PlanHolder
+	var lastClose time.Time
 	for _, h := range in.Holders {
-		held, err := p.holds(ctx, in.Hash, &h)
+		held, closed, err := p.holds(ctx, in.Hash, &h)
 		if err != nil {
 			return workflows.PlanHolders{}, err
 		}
-		if held || time.Since(h.Since) < p.grace {
+		switch {
+		case held && !closed.IsZero() && time.Since(h.Since) >= p.grace:
+			if lastClosed == nil || closed.After(lastClose) {
+				lastClosed, lastClose = &h, closed
+			}
+		case held || time.Since(h.Since) < p.grace:
 			out.Holders = append(out.Holders, h)
 		}
+	}
+	if lastClosed != nil {
+		out.Holders = append(out.Holders, *lastClosed)
 	}
 	return out, nil
 }
 
 // holds says whether h holds the plan: a run the server has, open or
-// closed; a schedule whose action names the plan; then, once it no longer
-// does (h.Left is set), a run it started before that the server has.
-func (p *planChunks) holds(ctx context.Context, hash string, h *workflows.PlanHolder) (bool, error) {
+// closed (then when it closed); a schedule whose action names the plan;
+// then, once it no longer does (h.Left is set), a run it started before
+// that the server has.
+func (p *planChunks) holds(ctx context.Context, hash string, h *workflows.PlanHolder) (bool, time.Time, error) {
 	var missing *serviceerror.NotFound
 	if h.Run != "" {
-		_, err := p.client.DescribeWorkflowExecution(ctx, h.Run, "")
+		d, err := p.client.DescribeWorkflowExecution(ctx, h.Run, "")
 		if errors.As(err, &missing) {
-			return false, nil
+			return false, time.Time{}, nil
 		}
 		if err != nil {
-			return false, fmt.Errorf("describe run %s: %w", h.Run, err)
+			return false, time.Time{}, fmt.Errorf("describe run %s: %w", h.Run, err)
 		}
-		return true, nil
+		var closed time.Time
+		if info := d.GetWorkflowExecutionInfo(); info.GetStatus() != enums.WORKFLOW_EXECUTION_STATUS_RUNNING {
+			closed = info.GetCloseTime().AsTime()
+		}
+		return true, closed, nil
 	}
 	if h.Left == nil {
 		desc, err := p.client.ScheduleClient().GetHandle(ctx, h.Schedule).Describe(ctx)
 		if err != nil && !errors.As(err, &missing) {
-			return false, fmt.Errorf("describe schedule %s: %w", h.Schedule, err)
+			return false, time.Time{}, fmt.Errorf("describe schedule %s: %w", h.Schedule, err)
 		}
 		if err == nil && scheduleNames(desc, hash) {
-			return true, nil
+			return true, time.Time{}, nil
 		}
 		left := time.Now().UTC()
 		h.Left = &left
@@ -134,9 +156,9 @@ func (p *planChunks) holds(ctx context.Context, hash string, h *workflows.PlanHo
 		Query: fmt.Sprintf("TemporalScheduledById = %q AND StartTime < %q", h.Schedule, h.Left.Format(time.RFC3339Nano)),
 	})
 	if err != nil {
-		return false, fmt.Errorf("count schedule %s's runs: %w", h.Schedule, err)
+		return false, time.Time{}, fmt.Errorf("count schedule %s's runs: %w", h.Schedule, err)
 	}
-	return n.GetCount() > 0, nil
+	return n.GetCount() > 0, time.Time{}, nil
 }
 
 // scheduleNames says whether a schedule's action starts runs of the plan

@@ -150,17 +150,17 @@ func PlanGone(ref PlanRef) error {
 			"submit the pipeline again (porch run, porch job create)", ref.Hash, PlanChunkID(ref.Hash, 0)), ErrPlanGone, nil)
 }
 
-// ReadPlanChunks reads every chunk of the plan ref names from the server:
-// the inputs of its PlanStore workflows, open or closed.
-func ReadPlanChunks(ctx context.Context, c client.Client, ref PlanRef) ([][]byte, error) {
+// ReadPlan reads every chunk of the plan ref names from the server (the
+// inputs of its PlanStore workflows, open or closed) for holder: a run
+// that reads a plan whose store ended (reset, started from Temporal,
+// resumed) holds it again, its store started again. always registers
+// holder with a store that runs too (porch job resume).
+func ReadPlan(ctx context.Context, c client.Client, ref PlanRef, holder PlanHolder, always bool) ([][]byte, error) {
 	out := make([][]byte, ref.Chunks)
+	ended := false
 	for i := range out {
 		id := PlanChunkID(ref.Hash, i)
-		it := c.GetWorkflowHistory(ctx, id, "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-		if !it.HasNext() {
-			return nil, PlanGone(ref)
-		}
-		ev, err := it.Next()
+		d, err := c.DescribeWorkflowExecution(ctx, id, "")
 		var missing *serviceerror.NotFound
 		if errors.As(err, &missing) {
 			return nil, PlanGone(ref)
@@ -168,31 +168,53 @@ func ReadPlanChunks(ctx context.Context, c client.Client, ref PlanRef) ([][]byte
 		if err != nil {
 			return nil, fmt.Errorf("read workflow %s: %w", id, err)
 		}
-		payloads := ev.GetWorkflowExecutionStartedEventAttributes().GetInput().GetPayloads()
-		var in PlanChunk
-		if len(payloads) == 0 {
-			return nil, fmt.Errorf("workflow %s has no input", id)
+		ended = ended || d.GetWorkflowExecutionInfo().GetStatus() != enums.WORKFLOW_EXECUTION_STATUS_RUNNING
+		if out[i], err = readChunk(ctx, c, ref, i); err != nil {
+			return nil, err
 		}
-		if err := converter.GetDefaultDataConverter().FromPayload(payloads[0], &in); err != nil {
-			return nil, fmt.Errorf("read workflow %s's input: %w", id, err)
-		}
-		if in.Hash != ref.Hash || in.Index != i {
-			return nil, fmt.Errorf("workflow %s holds chunk %d of plan %s", id, in.Index, in.Hash)
-		}
-		out[i] = in.Data
 	}
-	return out, nil
+	if !ended && !always {
+		return out, nil
+	}
+	var gz []byte
+	for _, c := range out {
+		gz = append(gz, c...)
+	}
+	p, err := decodePlan(ref, gz)
+	if err != nil {
+		return nil, err
+	}
+	return out, storedPlan{ref: ref, chunks: out, summary: RunSummary(p)}.store(ctx, c, holder)
 }
 
-// RestorePlan registers holder with the plan ref names, which the server
-// holds, open or closed, starting its PlanStore workflows again if they
-// ended (porch job resume).
-func RestorePlan(ctx context.Context, c client.Client, ref PlanRef, name string, holder PlanHolder) error {
-	chunks, err := ReadPlanChunks(ctx, c, ref)
-	if err != nil {
-		return err
+// readChunk reads chunk i of the plan ref names: the input of its
+// PlanStore workflow's latest execution.
+func readChunk(ctx context.Context, c client.Client, ref PlanRef, i int) ([]byte, error) {
+	id := PlanChunkID(ref.Hash, i)
+	it := c.GetWorkflowHistory(ctx, id, "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	if !it.HasNext() {
+		return nil, PlanGone(ref)
 	}
-	return storedPlan{ref: ref, chunks: chunks, summary: "pipeline " + name}.store(ctx, c, holder)
+	ev, err := it.Next()
+	var missing *serviceerror.NotFound
+	if errors.As(err, &missing) {
+		return nil, PlanGone(ref)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read workflow %s: %w", id, err)
+	}
+	payloads := ev.GetWorkflowExecutionStartedEventAttributes().GetInput().GetPayloads()
+	var in PlanChunk
+	if len(payloads) == 0 {
+		return nil, fmt.Errorf("workflow %s has no input", id)
+	}
+	if err := converter.GetDefaultDataConverter().FromPayload(payloads[0], &in); err != nil {
+		return nil, fmt.Errorf("read workflow %s's input: %w", id, err)
+	}
+	if in.Hash != ref.Hash || in.Index != i {
+		return nil, fmt.Errorf("workflow %s holds chunk %d of plan %s", id, in.Index, in.Hash)
+	}
+	return in.Data, nil
 }
 
 // planLoadTimeout bounds reading one chunk of a plan from the server.

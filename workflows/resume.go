@@ -46,7 +46,7 @@ func Resume(ctx context.Context, c client.Client, runID string) (client.Workflow
 	// The new execution reads the plan the first stored: the run holds
 	// it again, and a store that ended starts again.
 	if in.Plan != nil {
-		if err := RestorePlan(ctx, c, *in.Plan, in.Name, PlanHolder{Run: runID}); err != nil {
+		if _, err := ReadPlan(ctx, c, *in.Plan, PlanHolder{Run: runID}, true); err != nil {
 			return nil, nil, fmt.Errorf("run %s: %w", runID, err)
 		}
 	}
