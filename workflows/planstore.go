@@ -121,10 +121,10 @@ func (sp storedPlan) chunkSummary(i int) string {
 
 // details are a PlanStore's markdown details: the plan, and its life.
 func (sp storedPlan) details(first PlanHolder) string {
-	return fmt.Sprintf("**porch plan** `%s`: %s, %s of JSON (%s gzipped in %d chunks)\n\n"+
+	return fmt.Sprintf("**porch plan** `%s`: %s, %s of JSON (%s gzipped in %s)\n\n"+
 		"First stored for %s. It stays while a run or schedule that uses it is on the server, "+
 		"then a grace (the workers' --plan-grace); its current details say what holds it.\n",
-		sp.ref.Hash, sp.summary, kilobytes(sp.ref.Size), kilobytes(sp.gzipped()), len(sp.chunks), first)
+		sp.ref.Hash, sp.summary, kilobytes(sp.ref.Size), kilobytes(sp.gzipped()), plural(int64(len(sp.chunks)), "chunk", "chunks"), first)
 }
 
 func (sp storedPlan) gzipped() int {
@@ -140,14 +140,14 @@ func kilobytes(n int) string {
 	return fmt.Sprintf("%.1f KB", float64(n)/1000)
 }
 
-// ErrPlanGone is the error type of a plan the server no longer holds.
-const ErrPlanGone = "PlanGone"
+// PlanGoneType is the error type of a plan the server no longer holds.
+const PlanGoneType = "PlanGone"
 
-// PlanGone is the error reading a plan the server no longer holds.
-func PlanGone(ref PlanRef) error {
+// planGone is the error reading a plan the server no longer holds.
+func planGone(ref PlanRef) error {
 	return temporal.NewNonRetryableApplicationError(fmt.Sprintf(
 		"the server no longer holds plan %.12s: its workflow %s ended when no run or schedule held it, and namespace retention deleted it; "+
-			"submit the pipeline again (porch run, porch job create)", ref.Hash, PlanChunkID(ref.Hash, 0)), ErrPlanGone, nil)
+			"submit the pipeline again (porch run, porch job create)", ref.Hash, PlanChunkID(ref.Hash, 0)), PlanGoneType, nil)
 }
 
 // ReadPlan reads every chunk of the plan ref names from the server (the
@@ -163,7 +163,7 @@ func ReadPlan(ctx context.Context, c client.Client, ref PlanRef, holder PlanHold
 		d, err := c.DescribeWorkflowExecution(ctx, id, "")
 		var missing *serviceerror.NotFound
 		if errors.As(err, &missing) {
-			return nil, PlanGone(ref)
+			return nil, planGone(ref)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("read workflow %s: %w", id, err)
@@ -193,12 +193,12 @@ func readChunk(ctx context.Context, c client.Client, ref PlanRef, i int) ([]byte
 	id := PlanChunkID(ref.Hash, i)
 	it := c.GetWorkflowHistory(ctx, id, "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	if !it.HasNext() {
-		return nil, PlanGone(ref)
+		return nil, planGone(ref)
 	}
 	ev, err := it.Next()
 	var missing *serviceerror.NotFound
 	if errors.As(err, &missing) {
-		return nil, PlanGone(ref)
+		return nil, planGone(ref)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read workflow %s: %w", id, err)
