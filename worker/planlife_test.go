@@ -129,6 +129,7 @@ func TestAStoredPlanEndsOnceNothingHoldsItAndIsStoredAgain(t *testing.T) {
 	require.Contains(t, summary, "plan of pipeline "+p.Name+": 1 step")
 	stillRunning(t, ref, "a run that ended holds its plan while the server has it: it may be resumed")
 	details := currentDetails(t, workflows.PlanChunkID(ref.Hash, 0))
+	require.Contains(t, details, "plan of pipeline "+p.Name, "the store's details name its plan, as its summary does")
 	require.Contains(t, details, "held by run "+id, "the store says what holds it")
 	require.NotContains(t, details, first, "of the closed runs, the one that closed last holds the plan: retention deletes it last")
 

@@ -79,6 +79,9 @@ func (h PlanHolder) same(o PlanHolder) bool { return h.Run == o.Run && h.Schedul
 // continued execution carries on.
 type PlanStoreInput struct {
 	PlanChunk
+	// Summary is the store's summary, which its current details repeat:
+	// a continued execution has no summary.
+	Summary string       `json:"summary,omitempty"`
 	Holders []PlanHolder `json:"holders,omitempty"`
 	// HeldAt is when the plan was last known held.
 	HeldAt time.Time `json:"held_at"`
@@ -215,6 +218,9 @@ func (s *planStore) details() string {
 		if n := len(s.in.Holders) - shown; n > 0 {
 			out += fmt.Sprintf(" and %d more", n)
 		}
+	}
+	if s.in.Summary != "" {
+		out = s.in.Summary + "\n" + out
 	}
 	if !s.checked.IsZero() {
 		out += fmt.Sprintf("\nchecked at %s, every %s", s.checked.UTC().Format(time.RFC3339), s.every)

@@ -68,12 +68,14 @@ func TestAStoreEndsAGraceAfterItsLastHolder(t *testing.T) {
 func TestAStoreContinuesAsNewWithItsHolders(t *testing.T) {
 	env := planLifeEnv(t, func(PlanHolder) bool { return true })
 	env.SetCurrentHistoryLength(planStoreEvents + 1)
-	env.ExecuteWorkflow(PlanStoreName, PlanStoreInput{PlanChunk: PlanChunk{Hash: "h", Data: []byte("plan")}, Holders: []PlanHolder{{Schedule: "nightly"}}})
+	env.ExecuteWorkflow(PlanStoreName, PlanStoreInput{PlanChunk: PlanChunk{Hash: "h", Data: []byte("plan")}, Summary: "plan of pipeline p",
+		Holders: []PlanHolder{{Schedule: "nightly"}}})
 	var can *workflow.ContinueAsNewError
 	require.True(t, errors.As(env.GetWorkflowError(), &can), "%v", env.GetWorkflowError())
 	var next PlanStoreInput
 	require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(can.Input, &next))
 	require.Equal(t, []byte("plan"), next.Data)
+	require.Equal(t, "plan of pipeline p", next.Summary, "the continued store names its plan in its details")
 	require.Len(t, next.Holders, 1)
 	require.Equal(t, "nightly", next.Holders[0].Schedule)
 	require.False(t, next.HeldAt.IsZero())

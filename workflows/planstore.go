@@ -105,7 +105,7 @@ func (sp storedPlan) store(ctx context.Context, c client.Client, holder PlanHold
 			WorkflowIDReusePolicy:    enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
 			StaticSummary:            sp.chunkSummary(i),
 			StaticDetails:            sp.details(holder),
-		}, PlanStoreName, PlanStoreInput{PlanChunk: PlanChunk{Hash: sp.ref.Hash, Index: i, Data: data}})
+		}, PlanStoreName, PlanStoreInput{PlanChunk: PlanChunk{Hash: sp.ref.Hash, Index: i, Data: data}, Summary: sp.chunkSummary(i)})
 		if err != nil {
 			return fmt.Errorf("store the plan on the server (chunk %d of %d): %w", i+1, len(sp.chunks), err)
 		}
