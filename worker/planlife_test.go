@@ -165,8 +165,9 @@ func TestAStoredPlanEndsOnceNothingHoldsItAndIsStoredAgain(t *testing.T) {
 }
 
 // TestAScheduleKeepsItsPlanUntilDeleted stores a plan for a schedule that
-// starts one run: the plan stays while the schedule exists, then while
-// that run is on the server, and ends a grace after.
+// starts one run: the plan stays while the schedule names it, then while
+// that run is on the server, and ends a grace after. The plan the
+// schedule is updated to stays until the schedule is deleted.
 func TestAScheduleKeepsItsPlanUntilDeleted(t *testing.T) {
 	newPlanLifeHarness(t)
 	ctx := context.Background()
@@ -175,6 +176,11 @@ func TestAScheduleKeepsItsPlanUntilDeleted(t *testing.T) {
 	ref := *r.Input.Plan
 	const name = "plan-life-nightly"
 	require.NoError(t, r.StorePlan(ctx, temporalClient, workflows.PlanHolder{Schedule: name}))
+	// porch stores a schedule's plan before it creates the schedule: the
+	// store may check its holders in between.
+	require.Eventually(t, func() bool {
+		return strings.Contains(currentDetails(t, workflows.PlanChunkID(ref.Hash, 0)), "checked at")
+	}, 10*time.Second, 50*time.Millisecond)
 	sh, err := temporalClient.ScheduleClient().Create(ctx, client.ScheduleOptions{
 		ID:   name,
 		Spec: client.ScheduleSpec{CronExpressions: []string{"0 0 1 1 *"}},
@@ -194,10 +200,23 @@ func TestAScheduleKeepsItsPlanUntilDeleted(t *testing.T) {
 	require.NoError(t, temporalClient.GetWorkflow(ctx, id, "").Get(ctx, nil))
 	stillRunning(t, ref, "a schedule holds its plan")
 
+	// The schedule is updated to another plan, stored first as porch
+	// schedule update does: its run from before holds the first plan.
+	edited := workflows.NewStartRequest(planLifePlan(t, "plan-life-schedule-edited"), "", nil)
+	require.NoError(t, edited.StorePlan(ctx, temporalClient, workflows.PlanHolder{Schedule: name}))
+	require.NoError(t, sh.Update(ctx, client.ScheduleUpdateOptions{DoUpdate: func(in client.ScheduleUpdateInput) (*client.ScheduleUpdate, error) {
+		in.Description.Schedule.Action.(*client.ScheduleWorkflowAction).Args = []any{edited.Input}
+		return &client.ScheduleUpdate{Schedule: &in.Description.Schedule}, nil
+	}}))
+	stillRunning(t, ref, "the runs a schedule started before it was updated hold its earlier plan")
+	require.Contains(t, currentDetails(t, workflows.PlanChunkID(ref.Hash, 0)), "held by schedule "+name+"'s runs")
+	require.Contains(t, currentDetails(t, workflows.PlanChunkID(edited.Input.Plan.Hash, 0)), "held by schedule "+name+"\n")
+
 	require.NoError(t, sh.Delete(ctx))
 	stillRunning(t, ref, "a deleted schedule's run holds its plan while the server has it")
 	deleteWorkflow(t, id)
 	endsSoon(t, ref, "the plan ends a grace after the schedule and its runs are gone")
+	endsSoon(t, *edited.Input.Plan, "the edited plan ends a grace after the schedule is gone")
 }
 
 // TestARunWhosePlanIsGoneFailsClearly starts a run whose plan the server

@@ -149,6 +149,12 @@ func (p *planChunks) holds(ctx context.Context, hash string, h *workflows.PlanHo
 		if err == nil && scheduleNames(desc, hash) {
 			return true, time.Time{}, nil
 		}
+		if time.Since(h.Since) < p.grace {
+			// porch stores a schedule's plan before it creates or
+			// updates the schedule: it has not left the plan, it has
+			// not reached it yet.
+			return false, time.Time{}, nil
+		}
 		left := time.Now().UTC()
 		h.Left = &left
 	}
