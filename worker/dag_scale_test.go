@@ -117,7 +117,7 @@ func (h *harness) runAtScale(t *testing.T, yml string, n, continueAfter int, fil
 	r.Input.ContinueAfter = continueAfter
 	input := payloadSize(t, r.Input)
 	start := time.Now()
-	require.NoError(t, r.StorePlan(ctx, temporalClient))
+	require.NoError(t, r.StorePlan(ctx, temporalClient, workflows.PlanHolder{Run: r.Options.ID}))
 	run, err := temporalClient.ExecuteWorkflow(ctx, r.Options, workflows.PipelineName, r.Input)
 	require.NoError(t, err)
 	wctx, cancel := context.WithTimeout(ctx, 30*time.Minute)

@@ -32,7 +32,7 @@ func TestRecordScheduledHistory(t *testing.T) {
 		"    command: echo ${{inputs.greeting}}\n    inputs:\n      greeting: ${{parent.inputs.greeting}}\n"), nil)
 	p.Pipeline.Inputs[0].Value.Literal = "run " + plan.ScheduledRunName + " due " + plan.ScheduledTriggerTime
 	r := workflows.NewStartRequest(p, "", nil)
-	require.NoError(t, r.StorePlan(ctx, temporalClient))
+	require.NoError(t, r.StorePlan(ctx, temporalClient, workflows.PlanHolder{Schedule: "scheduled-greet"}))
 	h, err := temporalClient.ScheduleClient().Create(ctx, client.ScheduleOptions{
 		ID:   "scheduled-greet",
 		Spec: client.ScheduleSpec{CronExpressions: []string{"0 0 1 1 *"}},

@@ -108,6 +108,12 @@ type Options struct {
 	// and stops with Preempt. nil means preemptible for the low_priority
 	// amlcomputes it serves, dedicated for the rest.
 	Preemptible *bool
+	// PlanCheckEvery is how often a stored plan this worker runs checks
+	// what holds it; 0 means workflows.DefaultPlanCheckEvery.
+	PlanCheckEvery time.Duration
+	// PlanGrace is how long a stored plan stays once nothing holds it; 0
+	// means workflows.DefaultPlanGrace.
+	PlanGrace time.Duration
 }
 
 // CatalogDatastores reads the datastores of the catalogue on c's server.
@@ -163,7 +169,7 @@ func Start(c client.Client, opts Options) (*Worker, error) {
 			return datastores(ctx)
 		},
 	}
-	w := &Worker{acts: acts, client: c, porchStatus: &statusAttribute{client: c}, plans: newPlanChunks(c)}
+	w := &Worker{acts: acts, client: c, porchStatus: &statusAttribute{client: c}, plans: newPlanChunks(c, opts.PlanCheckEvery, opts.PlanGrace)}
 	if opts.StatusFile != "" {
 		var err error
 		if w.status, err = newStatusWriter(opts.StatusFile, acts.NodeName()); err != nil {

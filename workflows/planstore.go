@@ -5,11 +5,14 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
 	enums "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
@@ -19,7 +22,8 @@ import (
 // Plans by reference. A run's input names its plan by a PlanRef; the plan
 // itself (gzipped JSON, cut in chunks under Temporal's 2 MB payload limit)
 // is stored once on the Temporal server, each chunk the input of a
-// PlanStore workflow whose id is the plan's hash and the chunk's index. A
+// PlanStore workflow whose id is the plan's hash and the chunk's index,
+// which lives as long as a run or schedule holds the plan (planlife.go). A
 // workflow reads the chunks through a local activity (LoadPlanChunkName),
 // which the worker caches by hash, and decodes them itself. The server is
 // the one store both an embedded server and a cluster's workers share, and
@@ -59,16 +63,13 @@ func PlanChunkID(hash string, i int) string {
 	return fmt.Sprintf("porch-plan-%s-%d", hash, i)
 }
 
-// PlanStore holds a chunk of a plan in its input, for as long as runs may
-// read it: it never ends, so no retention period deletes it.
-func PlanStore(ctx workflow.Context, _ PlanChunk) error {
-	return workflow.Await(ctx, func() bool { return false })
-}
-
-// storedPlan is a plan encoded for the store: its reference and chunks.
+// storedPlan is a plan encoded for the store: its reference, chunks and
+// label.
 type storedPlan struct {
 	ref    PlanRef
 	chunks [][]byte
+	// summary names the plan's pipeline: "pipeline train: 3 steps".
+	summary string
 }
 
 // encodePlan encodes p for the store.
@@ -82,7 +83,7 @@ func encodePlan(p *plan.Plan) (storedPlan, error) {
 	if err != nil {
 		return storedPlan{}, err
 	}
-	sp := storedPlan{ref: PlanRef{Hash: hex.EncodeToString(sum[:]), Size: len(js)}}
+	sp := storedPlan{ref: PlanRef{Hash: hex.EncodeToString(sum[:]), Size: len(js)}, summary: RunSummary(p)}
 	for data := gz; len(data) > 0; {
 		n := min(len(data), planChunkSize)
 		sp.chunks = append(sp.chunks, data[:n])
@@ -92,17 +93,19 @@ func encodePlan(p *plan.Plan) (storedPlan, error) {
 	return sp, nil
 }
 
-// store starts the PlanStore workflows of a plan that the server does not
-// hold yet; a plan stored before (the same hash) is left as it is.
-func (sp storedPlan) store(ctx context.Context, c client.Client) error {
+// store registers holder with the plan's PlanStore workflows, starting
+// those the server does not run (never stored, or ended).
+func (sp storedPlan) store(ctx context.Context, c client.Client, holder PlanHolder) error {
 	for i, data := range sp.chunks {
-		_, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-			ID:                       PlanChunkID(sp.ref.Hash, i),
+		id := PlanChunkID(sp.ref.Hash, i)
+		_, err := c.SignalWithStartWorkflow(ctx, id, PlanHoldSignal, holder, client.StartWorkflowOptions{
+			ID:                       id,
 			TaskQueue:                plan.DefaultTaskQueue,
 			WorkflowIDConflictPolicy: enums.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
 			WorkflowIDReusePolicy:    enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
-			StaticSummary:            fmt.Sprintf("plan %.12s, chunk %d of %d", sp.ref.Hash, i+1, len(sp.chunks)),
-		}, PlanStoreName, PlanChunk{Hash: sp.ref.Hash, Index: i, Data: data})
+			StaticSummary:            sp.chunkSummary(i),
+			StaticDetails:            sp.details(holder),
+		}, PlanStoreName, PlanStoreInput{PlanChunk: PlanChunk{Hash: sp.ref.Hash, Index: i, Data: data}, Summary: sp.chunkSummary(i)})
 		if err != nil {
 			return fmt.Errorf("store the plan on the server (chunk %d of %d): %w", i+1, len(sp.chunks), err)
 		}
@@ -110,13 +113,108 @@ func (sp storedPlan) store(ctx context.Context, c client.Client) error {
 	return nil
 }
 
-// StorePlan stores p on the server, once, and returns its reference.
-func StorePlan(ctx context.Context, c client.Client, p *plan.Plan) (PlanRef, error) {
-	sp, err := encodePlan(p)
-	if err != nil {
-		return PlanRef{}, err
+// chunkSummary labels chunk i's workflow: "plan of pipeline train: 3
+// steps · 12.3 KB · chunk 1 of 1".
+func (sp storedPlan) chunkSummary(i int) string {
+	return oneLine(fmt.Sprintf("plan of %s · %s · chunk %d of %d", sp.summary, kilobytes(sp.ref.Size), i+1, len(sp.chunks)), maxSummary)
+}
+
+// details are a PlanStore's markdown details: the plan, and its life.
+func (sp storedPlan) details(first PlanHolder) string {
+	return fmt.Sprintf("**porch plan** `%s`: %s, %s of JSON (%s gzipped in %s)\n\n"+
+		"First stored for %s. It stays while a run or schedule that uses it is on the server, "+
+		"then a grace (the workers' --plan-grace); its current details say what holds it.\n",
+		sp.ref.Hash, sp.summary, kilobytes(sp.ref.Size), kilobytes(sp.gzipped()), plural(int64(len(sp.chunks)), "chunk", "chunks"), first)
+}
+
+func (sp storedPlan) gzipped() int {
+	n := 0
+	for _, c := range sp.chunks {
+		n += len(c)
 	}
-	return sp.ref, sp.store(ctx, c)
+	return n
+}
+
+// kilobytes is a size for people: "12.3 KB".
+func kilobytes(n int) string {
+	return fmt.Sprintf("%.1f KB", float64(n)/1000)
+}
+
+// PlanGoneType is the error type of a plan the server no longer holds.
+const PlanGoneType = "PlanGone"
+
+// planGone is the error reading a plan the server no longer holds.
+func planGone(ref PlanRef) error {
+	return temporal.NewNonRetryableApplicationError(fmt.Sprintf(
+		"the server no longer holds plan %.12s: its workflow %s ended when no run or schedule held it, and namespace retention deleted it; "+
+			"submit the pipeline again (porch run, porch job create)", ref.Hash, PlanChunkID(ref.Hash, 0)), PlanGoneType, nil)
+}
+
+// ReadPlan reads every chunk of the plan ref names from the server (the
+// inputs of its PlanStore workflows, open or closed) for holder: a run
+// that reads a plan whose store ended (reset, started from Temporal,
+// resumed) holds it again, its store started again. always registers
+// holder with a store that runs too (porch job resume).
+func ReadPlan(ctx context.Context, c client.Client, ref PlanRef, holder PlanHolder, always bool) ([][]byte, error) {
+	out := make([][]byte, ref.Chunks)
+	ended := false
+	for i := range out {
+		id := PlanChunkID(ref.Hash, i)
+		d, err := c.DescribeWorkflowExecution(ctx, id, "")
+		var missing *serviceerror.NotFound
+		if errors.As(err, &missing) {
+			return nil, planGone(ref)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read workflow %s: %w", id, err)
+		}
+		ended = ended || d.GetWorkflowExecutionInfo().GetStatus() != enums.WORKFLOW_EXECUTION_STATUS_RUNNING
+		if out[i], err = readChunk(ctx, c, ref, i); err != nil {
+			return nil, err
+		}
+	}
+	if !ended && !always {
+		return out, nil
+	}
+	var gz []byte
+	for _, c := range out {
+		gz = append(gz, c...)
+	}
+	p, err := decodePlan(ref, gz)
+	if err != nil {
+		return nil, err
+	}
+	return out, storedPlan{ref: ref, chunks: out, summary: RunSummary(p)}.store(ctx, c, holder)
+}
+
+// readChunk reads chunk i of the plan ref names: the input of its
+// PlanStore workflow's latest execution.
+func readChunk(ctx context.Context, c client.Client, ref PlanRef, i int) ([]byte, error) {
+	id := PlanChunkID(ref.Hash, i)
+	it := c.GetWorkflowHistory(ctx, id, "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	if !it.HasNext() {
+		return nil, planGone(ref)
+	}
+	ev, err := it.Next()
+	var missing *serviceerror.NotFound
+	if errors.As(err, &missing) {
+		return nil, planGone(ref)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read workflow %s: %w", id, err)
+	}
+	payloads := ev.GetWorkflowExecutionStartedEventAttributes().GetInput().GetPayloads()
+	var in PlanChunk
+	if len(payloads) == 0 {
+		return nil, fmt.Errorf("workflow %s has no input", id)
+	}
+	if err := converter.GetDefaultDataConverter().FromPayload(payloads[0], &in); err != nil {
+		return nil, fmt.Errorf("read workflow %s's input: %w", id, err)
+	}
+	if in.Hash != ref.Hash || in.Index != i {
+		return nil, fmt.Errorf("workflow %s holds chunk %d of plan %s", id, in.Index, in.Hash)
+	}
+	return in.Data, nil
 }
 
 // planLoadTimeout bounds reading one chunk of a plan from the server.

@@ -43,6 +43,13 @@ func Resume(ctx context.Context, c client.Client, runID string) (client.Workflow
 	if err != nil {
 		return nil, nil, err
 	}
+	// The new execution reads the plan the first stored: the run holds
+	// it again, and a store that ended starts again.
+	if in.Plan != nil {
+		if _, err := ReadPlan(ctx, c, *in.Plan, PlanHolder{Run: runID}, true); err != nil {
+			return nil, nil, fmt.Errorf("run %s: %w", runID, err)
+		}
+	}
 	reused, err := succeededSteps(ctx, c, runID, info.GetExecution().GetRunId(), runID+"/")
 	if err != nil {
 		return nil, nil, err

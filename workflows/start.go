@@ -49,12 +49,13 @@ type StartRequest struct {
 }
 
 // StorePlan stores the plan the request's input names on the server (see
-// PlanStore), once: a run, or a schedule's runs, read it from there.
-func (r StartRequest) StorePlan(ctx context.Context, c client.Client) error {
+// PlanStore), once, for holder: a run, or a schedule's runs, read it from
+// there for as long as a holder is on the server.
+func (r StartRequest) StorePlan(ctx context.Context, c client.Client, holder PlanHolder) error {
 	if r.stored == nil {
 		return nil
 	}
-	return r.stored.store(ctx, c)
+	return r.stored.store(ctx, c, holder)
 }
 
 // NewStartRequest is the request that starts a run of p as runID. source
@@ -109,7 +110,7 @@ func NewStartRequest(p *plan.Plan, runID string, source []byte) StartRequest {
 // pipeline YAML, kept in the memo for the UI.
 func Start(ctx context.Context, c client.Client, p *plan.Plan, runID string, source []byte) (client.WorkflowRun, error) {
 	r := NewStartRequest(p, runID, source)
-	if err := r.StorePlan(ctx, c); err != nil {
+	if err := r.StorePlan(ctx, c, PlanHolder{Run: runID}); err != nil {
 		return nil, err
 	}
 	return c.ExecuteWorkflow(ctx, r.Options, PipelineName, r.Input)

@@ -64,7 +64,8 @@ func newScheduled(s *schedule.Schedule, p *plan.Plan, source []byte, now time.Ti
 
 // storePlan stores the plan the schedule's action names on the server.
 func (sc *scheduled) storePlan(ctx context.Context, sess *session) error {
-	if err := workflows.NewStartRequest(sc.p, "", sc.source).StorePlan(ctx, sess.client); err != nil {
+	holder := workflows.PlanHolder{Schedule: sc.s.Name}
+	if err := workflows.NewStartRequest(sc.p, "", sc.source).StorePlan(ctx, sess.client, holder); err != nil {
 		return fmt.Errorf("schedule %s: %w", sc.s.Name, err)
 	}
 	return nil

@@ -312,6 +312,7 @@ func (a *app) workerCommand() *cobra.Command {
 	var gpu int64
 	var slots int
 	var preemptible bool
+	var planGrace time.Duration
 	cmd := &cobra.Command{
 		Use:   "worker",
 		Short: "Run a worker: porch workflows and the steps of the given computes",
@@ -340,7 +341,10 @@ func (a *app) workerCommand() *cobra.Command {
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts := worker.Options{Computes: normaliseComputes(computes), Workflows: withWorkflows, Python: python, Node: node,
-				InstanceTypes: instanceTypes, Slots: slots, StatusFile: statusFile, AdvertiseAddress: advertise}
+				InstanceTypes: instanceTypes, Slots: slots, StatusFile: statusFile, AdvertiseAddress: advertise, PlanGrace: planGrace}
+			if planGrace < 0 {
+				return fmt.Errorf("--plan-grace %s is negative: give how long a stored plan stays once nothing holds it, such as 1h", planGrace)
+			}
 			var err error
 			if opts.Labels, err = parseLabels(labels); err != nil {
 				return err
@@ -384,6 +388,7 @@ func (a *app) workerCommand() *cobra.Command {
 	f.IntVar(&slots, "slots", 0, "run at most this many activities (steps, mini-batches) at once on each amlcompute queue (default: no limit)")
 	f.StringVar(&statusFile, "status-file", "", "keep this file up to date with the worker's running activities (for porch dev's fleet)")
 	f.StringVar(&metricsAddr, "metrics-address", "", "serve Prometheus metrics at http://ADDRESS/metrics, and health at /healthz and /readyz (host:port, such as :9464)")
+	f.DurationVar(&planGrace, "plan-grace", workflows.DefaultPlanGrace, "how long a stored plan stays once no run or schedule holds it (see temporal.md)")
 	registerRuntime(f, &runtime)
 	f.BoolVar(&preemptible, "preemptible", false, "run spot steps, and stop at once on SIGTERM like a spot VM (default: true on a low_priority amlcompute)")
 	flags.register(cmd)

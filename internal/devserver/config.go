@@ -75,6 +75,11 @@ var baseDynamicConfig = map[string]any{
 	// which the server caches for 5 s by default: a second keeps a new
 	// backlog from waiting that long for its first node.
 	"matching.TaskQueueInfoByBuildIdTTL": time.Second,
+	// A closed workflow is deleted (temporal workflow delete, or at the
+	// end of retention) once its close task is acknowledged, as of the
+	// transfer queue's state, saved every 30 s by default: saved every
+	// second, on one shard, a deletion takes a second or two, not a minute.
+	"history.transferProcessorUpdateAckInterval": time.Second,
 }
 
 func dynamicConfig(tuned bool) dynamicconfig.StaticClient {
