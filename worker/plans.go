@@ -5,10 +5,8 @@ import (
 	"fmt"
 	"sync"
 
-	enums "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/converter"
 	sdkworker "go.temporal.io/sdk/worker"
 
 	"github.com/porch-pipelines/porch/workflows"
@@ -49,41 +47,12 @@ func (p *planChunks) load(ctx context.Context, ref workflows.PlanRef, i int) (wo
 	p.mu.Unlock()
 	if cached == nil {
 		var err error
-		if cached, err = p.read(ctx, ref); err != nil {
+		if cached, err = workflows.ReadPlanChunks(ctx, p.client, ref); err != nil {
 			return workflows.PlanChunk{}, err
 		}
 		p.keep(ref.Hash, cached)
 	}
 	return workflows.PlanChunk{Hash: ref.Hash, Index: i, Data: cached[i]}, nil
-}
-
-// read reads every chunk of a plan from the server.
-func (p *planChunks) read(ctx context.Context, ref workflows.PlanRef) ([][]byte, error) {
-	out := make([][]byte, ref.Chunks)
-	for i := range out {
-		id := workflows.PlanChunkID(ref.Hash, i)
-		it := p.client.GetWorkflowHistory(ctx, id, "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-		if !it.HasNext() {
-			return nil, fmt.Errorf("the server holds no workflow %s", id)
-		}
-		ev, err := it.Next()
-		if err != nil {
-			return nil, fmt.Errorf("read workflow %s: %w", id, err)
-		}
-		payloads := ev.GetWorkflowExecutionStartedEventAttributes().GetInput().GetPayloads()
-		var c workflows.PlanChunk
-		if len(payloads) == 0 {
-			return nil, fmt.Errorf("workflow %s has no input", id)
-		}
-		if err := converter.GetDefaultDataConverter().FromPayload(payloads[0], &c); err != nil {
-			return nil, fmt.Errorf("read workflow %s's input: %w", id, err)
-		}
-		if c.Hash != ref.Hash || c.Index != i {
-			return nil, fmt.Errorf("workflow %s holds chunk %d of plan %s", id, c.Index, c.Hash)
-		}
-		out[i] = c.Data
-	}
-	return out, nil
 }
 
 // keep caches a plan's chunks, dropping the oldest plan past

@@ -1,0 +1,86 @@
+package workflows
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/porch-pipelines/porch/graph"
+)
+
+// answerBudget bounds the JSON a Pipeline's steps and graph queries answer:
+// half the SDK's warning size for a payload (512 KiB), an eighth of
+// Temporal's 2 MB limit, past which a query fails (TMPRL1103). A reader
+// pages through a larger run's steps (StepsPage), and builds a larger run's
+// graph from its plan (RunGraph).
+const answerBudget = 256 << 10
+
+// StepsPage is the steps query's optional argument: the steps of the run
+// from index Start (in plan order), at most Max of them (0: as many as fit
+// in the answer). Asked with one, the query answers a StepsPageAnswer;
+// asked with none, it answers the run's steps as a list, as many from the
+// first as fit (all of them for all but the largest runs).
+type StepsPage struct {
+	Start int `json:"start"`
+	Max   int `json:"max,omitempty"`
+}
+
+// StepsPageAnswer is the steps query's answer to a StepsPage.
+type StepsPageAnswer struct {
+	Steps []StepState `json:"steps"`
+	// Next is the index of the first step after Steps: the Start of the
+	// next page, Total when there is none.
+	Next  int `json:"next"`
+	Total int `json:"total"`
+}
+
+// stepsAnswer answers the steps query: a page when asked for one (page is
+// nil when the query has no argument), else the steps from the first that
+// fit.
+func (d *dag) stepsAnswer(page *StepsPage) (any, error) {
+	if page == nil {
+		steps, _ := d.page(0, 0)
+		return steps, nil
+	}
+	if page.Start < 0 || page.Max < 0 {
+		return nil, fmt.Errorf("steps query: start %d and max %d cannot be negative", page.Start, page.Max)
+	}
+	steps, next := d.page(page.Start, page.Max)
+	return StepsPageAnswer{Steps: steps, Next: next, Total: len(d.nodes)}, nil
+}
+
+// page is the states of the steps from start, at most limit (0: no bound),
+// whose JSON list stays within answerBudget, and the index after them.
+// It holds at least one step when start is a step, so a reader always
+// moves on.
+func (d *dag) page(start, limit int) ([]StepState, int) {
+	out := []StepState{}
+	size := len("[]")
+	i := start
+	for ; i < len(d.nodes) && (limit == 0 || len(out) < limit); i++ {
+		st := d.nodes[i].state
+		js, err := json.Marshal(st)
+		if err != nil {
+			// StepState always encodes; were it not to, the SDK's
+			// encoding of the answer would say why.
+			js = nil
+		}
+		if len(out) > 0 && size+len(",")+len(js) > answerBudget {
+			break
+		}
+		size += len(",") + len(js)
+		out = append(out, st)
+	}
+	return out, i
+}
+
+// graphAnswer answers the graph query: the pipeline's graph, or for a run
+// whose graph passes answerBudget an error that says where to read it.
+func (d *dag) graphAnswer() (graph.Graph, error) {
+	g := graph.Of(d.in.Pipeline)
+	js, err := json.Marshal(g)
+	if err == nil && len(js) > answerBudget {
+		return graph.Graph{}, fmt.Errorf("the graph of this run's %d steps is %d bytes of JSON, more than the %d a query answers: "+
+			"porch job graph and porch's page build it from the run's plan", g.Len(), len(js), answerBudget)
+	}
+	return g, nil
+}
