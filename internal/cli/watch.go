@@ -148,15 +148,7 @@ func (w *stepWatcher) sweepDetail(ctx context.Context, s workflows.StepState) st
 func (w *stepWatcher) query(ctx context.Context, id string) ([]workflows.StepState, error) {
 	ctx, cancel := context.WithTimeout(ctx, queryTimeout)
 	defer cancel()
-	v, err := w.c.QueryWorkflow(ctx, id, "", workflows.StepsQuery)
-	if err != nil {
-		return nil, err
-	}
-	var steps []workflows.StepState
-	if err := v.Get(&steps); err != nil {
-		return nil, err
-	}
-	return steps, nil
+	return workflows.QuerySteps(ctx, w.c, id)
 }
 
 // finished says whether a step status is final.
