@@ -136,7 +136,7 @@ func (h *harness) runAtScale(t *testing.T, yml string, n, continueAfter int, fil
 	// What porch's readers read: every step, a page at a time, and the
 	// graph from the stored plan.
 	began = time.Now()
-	st, err := workflows.QuerySteps(ctx, temporalClient, run.GetID())
+	st, err := workflows.QuerySteps(ctx, temporalClient, run.GetID(), time.Minute)
 	require.NoError(t, err)
 	require.Len(t, st, n, "the steps query answers every step, in pages")
 	readSteps := time.Since(began)

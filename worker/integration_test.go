@@ -144,7 +144,7 @@ func (h *harness) runWithin(p *plan.Plan, d time.Duration) (string, error) {
 
 func steps(t *testing.T, workflowID string) map[string]workflows.StepState {
 	t.Helper()
-	st, err := workflows.QuerySteps(context.Background(), temporalClient, workflowID)
+	st, err := workflows.QuerySteps(context.Background(), temporalClient, workflowID, time.Minute)
 	require.NoError(t, err)
 	out := map[string]workflows.StepState{}
 	for _, s := range st {

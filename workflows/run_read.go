@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	enums "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
@@ -15,12 +16,14 @@ import (
 )
 
 // QuerySteps reads every step of the Pipeline workflow id through its
-// steps query, a page (StepsPage) at a time: a run's steps may be more
-// than one query answers.
-func QuerySteps(ctx context.Context, c client.Client, id string) ([]StepState, error) {
+// steps query, a page (StepsPage) at a time, each within pageTimeout: a
+// run's steps may be more than one query answers.
+func QuerySteps(ctx context.Context, c client.Client, id string, pageTimeout time.Duration) ([]StepState, error) {
 	var out []StepState
 	for page := (StepsPage{}); ; {
-		v, err := c.QueryWorkflow(ctx, id, "", StepsQuery, page)
+		qctx, cancel := context.WithTimeout(ctx, pageTimeout)
+		v, err := c.QueryWorkflow(qctx, id, "", StepsQuery, page)
+		cancel()
 		if err != nil {
 			return nil, err
 		}

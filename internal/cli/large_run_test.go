@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -79,7 +80,7 @@ func TestReadersReadARunLargerThanAQueryAnswers(t *testing.T) {
 	require.NoError(t, err)
 	defer c.Close()
 	ctx := context.Background()
-	steps, err := workflows.QuerySteps(ctx, c, run)
+	steps, err := workflows.QuerySteps(ctx, c, run, time.Minute)
 	require.NoError(t, err)
 	require.Len(t, steps, largeRunSteps)
 	all, err := json.Marshal(steps)
@@ -103,7 +104,7 @@ func TestReadersReadARunLargerThanAQueryAnswers(t *testing.T) {
 	require.NoError(t, err)
 	var raw json.RawMessage
 	require.NoError(t, v.Get(&raw))
-	assert.LessOrEqual(t, len(raw), 256<<10)
+	assert.LessOrEqual(t, len(raw), 448<<10)
 	var first []workflows.StepState
 	require.NoError(t, json.Unmarshal(raw, &first))
 	require.NotEmpty(t, first)

@@ -38,10 +38,15 @@ type runState struct {
 	Steps []stepView `json:"steps"`
 }
 
-// contextFor bounds a request's Temporal calls.
+// contextFor bounds a request's Temporal calls: each is bounded by
+// queryTimeout, and a large run's steps take a call a page.
 func contextFor(r *http.Request) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(r.Context(), 2*queryTimeout)
+	return context.WithTimeout(r.Context(), requestTimeout)
 }
+
+// requestTimeout bounds a request: a run of 10,000 steps that ended is
+// read in about 25 pages, each a replay of its history on a worker.
+const requestTimeout = time.Minute
 
 // run answers a run's DAG and its steps' state: what the page needs to
 // draw it.
@@ -233,9 +238,7 @@ func finished(s workflows.StepStatus) bool {
 // pipeline's right after its own. A nested pipeline that finished is
 // asked once.
 func (s *server) snapshot(ctx context.Context, id string) ([]workflows.StepState, error) {
-	qctx, cancel := context.WithTimeout(ctx, queryTimeout)
-	defer cancel()
-	steps, err := workflows.QuerySteps(qctx, s.opts.Client, id)
+	steps, err := workflows.QuerySteps(ctx, s.opts.Client, id, queryTimeout)
 	if err != nil {
 		return nil, err
 	}
