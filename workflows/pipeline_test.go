@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"sync"
 	"testing"
@@ -285,4 +286,17 @@ func (s *PipelineSuite) TestStepsQueryAnswersPages() {
 	s.Equal(StepsPageAnswer{Steps: []StepState{}, Next: 9, Total: 5}, past, "a page past the end is empty")
 	_, err = s.env.QueryWorkflow(StepsQuery, StepsPage{Start: -1})
 	s.ErrorContains(err, "cannot be negative")
+
+	v, err = s.env.QueryWorkflow(StepsQuery, StepsPage{Start: 1, Max: 3, Gzip: true})
+	s.Require().NoError(err)
+	var gz StepsPageAnswer
+	s.Require().NoError(v.Get(&gz))
+	s.Empty(gz.Steps)
+	s.Equal(4, gz.Next)
+	js, err := gunzipBytes(gz.Gzip)
+	s.Require().NoError(err)
+	var zipped []StepState
+	s.Require().NoError(json.Unmarshal(js, &zipped))
+	s.Require().Len(zipped, 3)
+	s.Equal([]string{"b", "c", "d"}, []string{zipped[0].Path, zipped[1].Path, zipped[2].Path}, "a gzipped page holds the same steps")
 }

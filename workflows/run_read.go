@@ -20,7 +20,7 @@ import (
 // run's steps may be more than one query answers.
 func QuerySteps(ctx context.Context, c client.Client, id string, pageTimeout time.Duration) ([]StepState, error) {
 	var out []StepState
-	for page := (StepsPage{}); ; {
+	for page := (StepsPage{Gzip: true}); ; {
 		qctx, cancel := context.WithTimeout(ctx, pageTimeout)
 		v, err := c.QueryWorkflow(qctx, id, "", StepsQuery, page)
 		cancel()
@@ -40,6 +40,15 @@ func QuerySteps(ctx context.Context, c client.Client, id string, pageTimeout tim
 		var a StepsPageAnswer
 		if err := json.Unmarshal(raw, &a); err != nil {
 			return nil, err
+		}
+		if a.Gzip != nil {
+			js, err := gunzipBytes(a.Gzip)
+			if err == nil {
+				err = json.Unmarshal(js, &a.Steps)
+			}
+			if err != nil {
+				return nil, fmt.Errorf("the steps query of %s answered steps %d to %d that cannot be read: %v", id, page.Start, a.Next, err)
+			}
 		}
 		if out == nil {
 			out = make([]StepState, 0, a.Total)

@@ -1,6 +1,8 @@
 package workflows
 
 import (
+	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"fmt"
 
@@ -25,11 +27,19 @@ const answerBudget = 448 << 10
 type StepsPage struct {
 	Start int `json:"start"`
 	Max   int `json:"max,omitempty"`
+	// Gzip asks for the page's steps as their JSON list gzipped, in
+	// StepsPageAnswer.Gzip: a page then holds several times more steps,
+	// and a run that ended, which replays its history for each query, is
+	// read in fewer.
+	Gzip bool `json:"gzip,omitempty"`
 }
 
 // StepsPageAnswer is the steps query's answer to a StepsPage.
 type StepsPageAnswer struct {
 	Steps []StepState `json:"steps"`
+	// Gzip is the page's steps as a gzipped JSON list, in place of Steps,
+	// when the page asked for it.
+	Gzip []byte `json:"gzip,omitempty"`
 	// Next is the index of the first step after Steps: the Start of the
 	// next page, Total when there is none.
 	Next  int `json:"next"`
@@ -47,8 +57,74 @@ func (d *dag) stepsAnswer(page *StepsPage) (any, error) {
 	if page.Start < 0 || page.Max < 0 {
 		return nil, fmt.Errorf("steps query: start %d and max %d cannot be negative", page.Start, page.Max)
 	}
+	if page.Gzip {
+		gz, next, err := d.gzipPage(page.Start, page.Max)
+		return StepsPageAnswer{Gzip: gz, Next: next, Total: len(d.nodes)}, err
+	}
 	steps, next := d.page(page.Start, page.Max)
 	return StepsPageAnswer{Steps: steps, Next: next, Total: len(d.nodes)}, nil
+}
+
+// gzipFlush is how much JSON gzipPage writes between flushes: the
+// compressed size it has not seen yet is at most that.
+const gzipFlush = 64 << 10
+
+// gzipPage is the states of the steps from start, at most limit (0: no
+// bound), as their JSON list gzipped, within answerBudget once encoded in
+// the answer (base64, 4 bytes for 3), and the index after them. It holds
+// at least one step when start is a step.
+func (d *dag) gzipPage(start, limit int) ([]byte, int, error) {
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	room := answerBudget*3/4 - 1<<10
+	// raw is what was written since the last flush, a bound on the
+	// compressed bytes not yet in buf.
+	raw := 0
+	write := func(b []byte) error {
+		raw += len(b)
+		_, err := zw.Write(b)
+		return err
+	}
+	if err := write([]byte("[")); err != nil {
+		return nil, start, err
+	}
+	i := start
+	for ; i < len(d.nodes) && (limit == 0 || i-start < limit); i++ {
+		js, err := json.Marshal(d.nodes[i].state)
+		if err != nil {
+			return nil, start, err
+		}
+		if i > start && buf.Len()+raw+len(js)+1 > room {
+			if err := zw.Flush(); err != nil {
+				return nil, start, err
+			}
+			raw = 0
+			if buf.Len()+len(js)+1 > room {
+				break
+			}
+		}
+		if i > start {
+			if err := write([]byte(",")); err != nil {
+				return nil, start, err
+			}
+		}
+		if err := write(js); err != nil {
+			return nil, start, err
+		}
+		if raw >= gzipFlush {
+			if err := zw.Flush(); err != nil {
+				return nil, start, err
+			}
+			raw = 0
+		}
+	}
+	if err := write([]byte("]")); err != nil {
+		return nil, start, err
+	}
+	if err := zw.Close(); err != nil {
+		return nil, start, err
+	}
+	return buf.Bytes(), i, nil
 }
 
 // page is the states of the steps from start, at most limit (0: no bound),

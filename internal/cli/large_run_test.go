@@ -111,6 +111,15 @@ func TestReadersReadARunLargerThanAQueryAnswers(t *testing.T) {
 	require.Less(t, len(first), largeRunSteps)
 	assert.Equal(t, steps[:len(first)], first)
 	t.Logf("steps: %d bytes of JSON, %d steps in the first answer (%d bytes); graph: %d bytes", len(all), len(first), len(raw), len(gjs))
+	// A gzipped page holds more steps, within the same budget.
+	v, err = c.QueryWorkflow(ctx, run, "", workflows.StepsQuery, workflows.StepsPage{Gzip: true})
+	require.NoError(t, err)
+	require.NoError(t, v.Get(&raw))
+	assert.LessOrEqual(t, len(raw), 448<<10)
+	var zipped workflows.StepsPageAnswer
+	require.NoError(t, json.Unmarshal(raw, &zipped))
+	assert.Greater(t, zipped.Next, len(first))
+	t.Logf("a gzipped page: %d steps in %d bytes", zipped.Next, len(raw))
 	// The graph query says where to read a graph it cannot answer.
 	_, err = c.QueryWorkflow(ctx, run, "", workflows.GraphQuery)
 	require.ErrorContains(t, err, "porch job graph and porch's page build it from the run's plan")
