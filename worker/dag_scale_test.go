@@ -2,6 +2,7 @@ package worker_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -136,6 +137,19 @@ func (h *harness) runAtScale(t *testing.T, yml string, n, continueAfter int, fil
 	b, err := os.ReadFile(rec)
 	require.NoError(t, err, "the run's record is written at its end")
 	require.Equal(t, n, strings.Count(string(b), `"status": "succeeded"`), "every step succeeded, in the record")
+	// What porch's readers read: every step, a page at a time, and the
+	// graph from the stored plan.
+	began = time.Now()
+	st, err := workflows.QuerySteps(ctx, temporalClient, run.GetID(), time.Minute)
+	require.NoError(t, err)
+	require.Len(t, st, n, "the steps query answers every step, in pages")
+	readSteps := time.Since(began)
+	began = time.Now()
+	g, err := workflows.RunGraph(ctx, temporalClient, run.GetID())
+	require.NoError(t, err)
+	require.Len(t, g.Nodes, n, "the graph has every step")
+	t.Logf("read %d steps (%.1f MB of JSON) in %s, the graph (%.1f MB) in %s", n, float64(jsonSize(t, st))/(1<<20),
+		readSteps.Round(time.Millisecond), float64(jsonSize(t, g))/(1<<20), time.Since(began).Round(time.Millisecond))
 	return run.GetID(), run.GetRunID(), *r.Input.Plan
 }
 
@@ -206,6 +220,12 @@ func histories(t *testing.T, id string) (int, int64, int64) {
 		more = runID != ""
 	}
 	return execs, events, size
+}
+
+func jsonSize(t *testing.T, v any) int {
+	b, err := json.Marshal(v)
+	require.NoError(t, err)
+	return len(b)
 }
 
 func payloadSize(t *testing.T, v any) int {

@@ -144,10 +144,8 @@ func (h *harness) runWithin(p *plan.Plan, d time.Duration) (string, error) {
 
 func steps(t *testing.T, workflowID string) map[string]workflows.StepState {
 	t.Helper()
-	v, err := temporalClient.QueryWorkflow(context.Background(), workflowID, "", workflows.StepsQuery)
+	st, err := workflows.QuerySteps(context.Background(), temporalClient, workflowID, time.Minute)
 	require.NoError(t, err)
-	var st []workflows.StepState
-	require.NoError(t, v.Get(&st))
 	out := map[string]workflows.StepState{}
 	for _, s := range st {
 		out[s.Path] = s

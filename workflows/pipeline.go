@@ -9,7 +9,6 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/porch-pipelines/porch/compiler/plan"
-	"github.com/porch-pipelines/porch/graph"
 )
 
 // maxRunningSteps caps the steps of one DAG running at once, well under
@@ -71,16 +70,13 @@ func Pipeline(ctx workflow.Context, in PipelineInput) (PipelineResult, error) {
 		}
 	}
 	d.countersAtZero(ctx)
-	if err := setQuery(ctx, StepsQuery, func() ([]StepState, error) {
-		return d.states(), nil
-	}); err != nil {
+	// A query handler, and its argument, add nothing to history: runs
+	// recorded before them replay unchanged, and answer them on a worker
+	// that has them.
+	if err := setQuery(ctx, StepsQuery, d.stepsAnswer); err != nil {
 		return PipelineResult{}, err
 	}
-	// A query handler adds nothing to history: runs recorded before it
-	// replay unchanged, and answer it on a worker that has it.
-	if err := setQuery(ctx, GraphQuery, func() (graph.Graph, error) {
-		return graph.Of(d.in.Pipeline), nil
-	}); err != nil {
+	if err := setQuery(ctx, GraphQuery, d.graphAnswer); err != nil {
 		return PipelineResult{}, err
 	}
 

@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"sync"
 	"testing"
@@ -254,4 +255,48 @@ func (s *PipelineSuite) TestSweepOutputPathReachesTheSweep() {
 	var res PipelineResult
 	s.Require().NoError(s.env.GetWorkflowResult(&res))
 	s.Equal([]OutputLocation{{Name: "model", URI: want}}, res.Outputs)
+}
+
+func (s *PipelineSuite) TestStepsQueryAnswersPages() {
+	p := s.compile("diamond.yaml")
+	s.onCommand(nil, nil)
+	s.env.ExecuteWorkflow(PipelineName, input(p, "r"))
+	s.Require().NoError(s.env.GetWorkflowError())
+	var paths []string
+	for page := (StepsPage{Max: 2}); ; {
+		v, err := s.env.QueryWorkflow(StepsQuery, page)
+		s.Require().NoError(err)
+		var a StepsPageAnswer
+		s.Require().NoError(v.Get(&a))
+		s.Equal(5, a.Total)
+		s.LessOrEqual(len(a.Steps), 2)
+		for _, st := range a.Steps {
+			paths = append(paths, st.Path)
+		}
+		if a.Next == a.Total {
+			break
+		}
+		page.Start = a.Next
+	}
+	s.Equal([]string{"a", "b", "c", "d", "e"}, paths, "every step once, in plan order")
+	v, err := s.env.QueryWorkflow(StepsQuery, StepsPage{Start: 9})
+	s.Require().NoError(err)
+	var past StepsPageAnswer
+	s.Require().NoError(v.Get(&past))
+	s.Equal(StepsPageAnswer{Steps: []StepState{}, Next: 9, Total: 5}, past, "a page past the end is empty")
+	_, err = s.env.QueryWorkflow(StepsQuery, StepsPage{Start: -1})
+	s.ErrorContains(err, "cannot be negative")
+
+	v, err = s.env.QueryWorkflow(StepsQuery, StepsPage{Start: 1, Max: 3, Gzip: true})
+	s.Require().NoError(err)
+	var gz StepsPageAnswer
+	s.Require().NoError(v.Get(&gz))
+	s.Empty(gz.Steps)
+	s.Equal(4, gz.Next)
+	js, err := gunzipBytes(gz.Gzip)
+	s.Require().NoError(err)
+	var zipped []StepState
+	s.Require().NoError(json.Unmarshal(js, &zipped))
+	s.Require().Len(zipped, 3)
+	s.Equal([]string{"b", "c", "d"}, []string{zipped[0].Path, zipped[1].Path, zipped[2].Path}, "a gzipped page holds the same steps")
 }

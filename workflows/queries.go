@@ -9,8 +9,8 @@ import (
 // queryDescriptions describe porch's queries where Temporal lists them
 // (`temporal workflow metadata`, the UI's Queries tab).
 var queryDescriptions = map[string]string{
-	StepsQuery:        "Every step of the run: its status, attempt, times, progress detail, error and outputs.",
-	GraphQuery:        "The pipeline's DAG: its steps (nested pipelines' inside theirs), their type, compute and inputs, and an edge for each step output another step reads.",
+	StepsQuery:        "Every step of the run: its status, attempt, times, progress detail, error and outputs; at most 448 KiB, the steps from the first that fit. With an argument {\"start\": N, \"max\": M}, one page: {\"steps\", \"next\", \"total\"}; ask again from next until it is total. With \"gzip\": true, the page's steps come gzipped, in \"gzip\".",
+	GraphQuery:        "The pipeline's DAG: its steps (nested pipelines' inside theirs), their type, compute and inputs, and an edge for each step output another step reads; up to 448 KiB (porch job graph reads a larger one from the run's plan).",
 	ProgressQuery:     "A parallel step's progress: its phase, mini-batches planned, running, succeeded and failed, items, and the nodes it ran on.",
 	TrialsQuery:       "A sweep step's trials: their parameters, status, metrics and which is best so far.",
 	SpotQuery:         "A spot step's preemptions, and whether it moved to dedicated workers.",

@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"encoding/json"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -74,9 +75,15 @@ type writeRecordInput struct {
 	Gzip []byte `json:"gzip,omitempty"`
 }
 
-// maxPlainRecord is the most steps a record passes as it is: a record
-// of thousands of steps would pass Temporal's payload limit.
-const maxPlainRecord = 1000
+// maxPlainRecord is the most steps a record passes as it is, and
+// maxPlainRecordBytes its most JSON: a record of thousands of steps, or of
+// fewer steps with many outputs, would pass Temporal's payload limit. A
+// record gzipped where it was once plain replays all the same: replay
+// compares an activity's type, not its input.
+const (
+	maxPlainRecord      = 1000
+	maxPlainRecordBytes = 256 << 10
+)
 
 // writeRunRecord writes the pipeline's record from its state at the end,
 // whatever the end (res and err are what the pipeline returns; failed
@@ -108,7 +115,7 @@ func (d *dag) writeRunRecord(ctx workflow.Context, res PipelineResult, failed st
 		RetryPolicy:            &temporal.RetryPolicy{MaximumAttempts: 3},
 	})
 	in := writeRecordInput{URI: runrecord.URI(rec.DefaultDatastore, d.in.RunID, d.in.Prefix), Record: &rec}
-	if len(rec.Steps) > maxPlainRecord {
+	if len(rec.Steps) > maxPlainRecord || !fitsPlain(rec) {
 		gz, err := gzipJSON(rec)
 		if err != nil {
 			workflow.GetLogger(ctx).Warn("porch: the run's record was not written", "error", err)
@@ -128,4 +135,13 @@ func (d *dag) datastore() string {
 		return plan.DefaultDatastore
 	}
 	return d.in.Settings.DefaultDatastore
+}
+
+// fitsPlain says whether a record's JSON is at most maxPlainRecordBytes:
+// a pure function of the record (see gzipJSON).
+//
+//workflowcheck:ignore
+func fitsPlain(rec RunRecord) bool {
+	js, err := json.Marshal(rec)
+	return err == nil && len(js) <= maxPlainRecordBytes
 }

@@ -55,23 +55,25 @@ func (a *app) jobGraphCommand() *cobra.Command {
 	return cmd
 }
 
-// runGraph reads a run's DAG through its graph query and its steps'
-// statuses through the steps query, nested pipelines included.
+// runGraph reads a run's DAG from its plan (workflows.RunGraph) and its
+// steps' statuses through the steps query, nested pipelines included.
 func runGraph(ctx context.Context, sess *session, runID string) (graph.Graph, map[string]graph.Status, error) {
 	desc, err := sess.client.DescribeWorkflowExecution(ctx, runID, "")
 	if err != nil {
 		return graph.Graph{}, nil, runError(sess, runID, err)
 	}
-	g, err := queryGraph(ctx, sess, runID)
+	gctx, cancel := context.WithTimeout(ctx, queryTimeout)
+	defer cancel()
+	g, err := workflows.RunGraph(gctx, sess.client, runID)
 	if err != nil {
-		return graph.Graph{}, nil, fmt.Errorf("read the graph of run %s: %v: porch reads it from a worker running "+
-			"porch workflows of this version or later (start one with: porch worker %s)", runID, err, sess.settings.connectFlags())
+		return graph.Graph{}, nil, fmt.Errorf("read the graph of run %s: %v", runID, err)
 	}
 	w := newStepWatcher(sess.client)
 	w.workers = newWorkerCheck(sess.client, sess.settings.connectFlags(), 0)
 	steps, err := w.snapshot(ctx, runID)
 	if err != nil {
-		return graph.Graph{}, nil, fmt.Errorf("read the steps of run %s: %v", runID, err)
+		return graph.Graph{}, nil, fmt.Errorf("read the steps of run %s: %v: porch reads them from a worker running "+
+			"porch workflows of this version or later (start one with: porch worker %s)", runID, err, sess.settings.connectFlags())
 	}
 	steps = endedWithRun(steps, desc.GetWorkflowExecutionInfo())
 	out := make(map[string]graph.Status, len(steps))
@@ -82,18 +84,6 @@ func runGraph(ctx context.Context, sess *session, runID string) (graph.Graph, ma
 		}
 	}
 	return g, out, nil
-}
-
-// queryGraph asks a run's Pipeline workflow for its DAG.
-func queryGraph(ctx context.Context, sess *session, runID string) (graph.Graph, error) {
-	ctx, cancel := context.WithTimeout(ctx, queryTimeout)
-	defer cancel()
-	var g graph.Graph
-	v, err := sess.client.QueryWorkflow(ctx, runID, "", workflows.GraphQuery)
-	if err == nil {
-		err = v.Get(&g)
-	}
-	return g, err
 }
 
 // writeSVG draws dot text as SVG with Graphviz's dot.

@@ -13,8 +13,8 @@ import (
 // pollInterval is how often the steps query is polled while watching.
 const pollInterval = 300 * time.Millisecond
 
-// queryTimeout bounds one steps query, so a server without workers does not
-// hang the watcher.
+// queryTimeout bounds one steps query (one page of a large run's steps), so
+// a server without workers does not hang the watcher.
 const queryTimeout = 5 * time.Second
 
 // stepWatcher reads a run's steps, nested pipelines included, through the
@@ -146,17 +146,7 @@ func (w *stepWatcher) sweepDetail(ctx context.Context, s workflows.StepState) st
 }
 
 func (w *stepWatcher) query(ctx context.Context, id string) ([]workflows.StepState, error) {
-	ctx, cancel := context.WithTimeout(ctx, queryTimeout)
-	defer cancel()
-	v, err := w.c.QueryWorkflow(ctx, id, "", workflows.StepsQuery)
-	if err != nil {
-		return nil, err
-	}
-	var steps []workflows.StepState
-	if err := v.Get(&steps); err != nil {
-		return nil, err
-	}
-	return steps, nil
+	return workflows.QuerySteps(ctx, w.c, id, queryTimeout)
 }
 
 // finished says whether a step status is final.

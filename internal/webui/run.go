@@ -38,10 +38,15 @@ type runState struct {
 	Steps []stepView `json:"steps"`
 }
 
-// contextFor bounds a request's Temporal calls.
+// contextFor bounds a request's Temporal calls: each is bounded by
+// queryTimeout, and a large run's steps take a call a page.
 func contextFor(r *http.Request) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(r.Context(), 2*queryTimeout)
+	return context.WithTimeout(r.Context(), requestTimeout)
 }
+
+// requestTimeout bounds a request: a run of 10,000 steps that ended is
+// read in about 25 pages, each a replay of its history on a worker.
+const requestTimeout = time.Minute
 
 // run answers a run's DAG and its steps' state: what the page needs to
 // draw it.
@@ -95,8 +100,7 @@ type runGraph struct {
 // browser, LayersOf about a millisecond.
 const largeGraph = 150
 
-// graph asks a run for its DAG (the Pipeline workflow's graph query),
-// once: a run's DAG never changes, and every poll needs it. A large one's
+// graph reads a run's DAG from its plan (workflows.RunGraph), once: a run's DAG never changes, and every poll needs it. A large one's
 // layers are placed then too.
 func (s *server) graph(ctx context.Context, id string) (runGraph, error) {
 	s.mu.Lock()
@@ -105,7 +109,10 @@ func (s *server) graph(ctx context.Context, id string) (runGraph, error) {
 	if ok {
 		return g, nil
 	}
-	if err := query(ctx, s.opts.Client, id, workflows.GraphQuery, &g.Graph); err != nil {
+	qctx, cancel := context.WithTimeout(ctx, queryTimeout)
+	defer cancel()
+	var err error
+	if g.Graph, err = workflows.RunGraph(qctx, s.opts.Client, id); err != nil {
 		return g, err
 	}
 	if g.Len() > largeGraph {
@@ -231,8 +238,8 @@ func finished(s workflows.StepStatus) bool {
 // pipeline's right after its own. A nested pipeline that finished is
 // asked once.
 func (s *server) snapshot(ctx context.Context, id string) ([]workflows.StepState, error) {
-	var steps []workflows.StepState
-	if err := query(ctx, s.opts.Client, id, workflows.StepsQuery, &steps); err != nil {
+	steps, err := workflows.QuerySteps(ctx, s.opts.Client, id, queryTimeout)
+	if err != nil {
 		return nil, err
 	}
 	out := make([]workflows.StepState, 0, len(steps))
