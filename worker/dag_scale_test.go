@@ -287,3 +287,37 @@ func fanoutYAML(n int) string {
 	}
 	return s.String()
 }
+
+// TestABurstOfLargeStepsStartsOverSeveralTasks runs 200 independent steps
+// whose inputs are 18 KB each (a long command): all ready at once, 3.6 MB
+// of child workflow starts in one workflow task's completion passed the
+// server's 4 MB message limit, and the server terminated the run
+// (GrpcMessageTooLarge). The DAG starts at most taskBudget of steps in a
+// task and the rest in later ones: the run succeeds, and no task of its
+// history started more than that.
+func TestABurstOfLargeStepsStartsOverSeveralTasks(t *testing.T) {
+	h := newHarness(t)
+	var s strings.Builder
+	s.WriteString("type: pipeline\nname: burst\njobs:\n")
+	long := strings.Repeat("x", 18000)
+	for i := range 200 {
+		fmt.Fprintf(&s, "  s%d:\n    command: \"true %s\"\n", i, long)
+	}
+	id, _, _ := h.runAtScale(t, s.String(), 200, 0, nil)
+	ctx := context.Background()
+	it := temporalClient.GetWorkflowHistory(ctx, id, "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	perTask, most, tasks := 0, 0, 0
+	for it.HasNext() {
+		ev, err := it.Next()
+		require.NoError(t, err)
+		switch ev.GetEventType() {
+		case enums.EVENT_TYPE_WORKFLOW_TASK_COMPLETED:
+			most, perTask = max(most, perTask), 0
+			tasks++
+		case enums.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED:
+			perTask++
+		}
+	}
+	t.Logf("at most %d steps started in one of %d workflow tasks", most, tasks)
+	require.Less(t, most, 100, "a task starts at most about 1 MB of steps, some 60 of these")
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
@@ -178,6 +179,64 @@ type dagRun struct {
 	// batched says, once asked, whether this DAG takes the events at
 	// hand before it starts steps (batchChange).
 	batched *bool
+	// taskLen names the workflow task taskBytes counts for (its history
+	// length), taskBytes what the steps started in it carry; paced says,
+	// once asked, whether the DAG bounds it (paceChange), and nextTask
+	// that it waits for a timer to start more in a later task.
+	taskLen, taskBytes int
+	paced              *bool
+	nextTask           bool
+	// deferred are steps decided in a workflow task that had no room left
+	// to start them, in the order they were decided; each stays deciding
+	// until it starts.
+	deferred []*node
+}
+
+// taskBudget bounds what the steps a DAG starts in one workflow task carry
+// (their inputs, summaries and details): the task's completion carries
+// them all, and the server refuses one over 4 MB (GrpcMessageTooLarge),
+// which terminated a run that started 200 steps of 18 KB at once.
+const taskBudget = 1 << 20
+
+// paceChange is the GetVersion id of DAGs that start no more than
+// taskBudget of steps in one workflow task, and wait for a timer to start
+// the rest. A DAG asks it the first time a task reaches the budget.
+const paceChange = "porch-dag-task-budget"
+
+// taskFull says whether the steps started in this workflow task reached
+// taskBudget; the first time, it starts a timer, whose firing begins a
+// later task with room again.
+func (r *dagRun) taskFull() bool {
+	if n := workflow.GetInfo(r.ctx).GetCurrentHistoryLength(); n != r.taskLen {
+		r.taskLen, r.taskBytes = n, 0
+	}
+	if r.taskBytes < taskBudget {
+		return false
+	}
+	if r.paced == nil {
+		v := workflow.GetVersion(r.ctx, paceChange, workflow.DefaultVersion, 1) == 1
+		r.paced = &v
+	}
+	if !*r.paced {
+		return false
+	}
+	if !r.nextTask {
+		r.nextTask = true
+		r.wait(newTimer(r.ctx, time.Millisecond, "start more steps in the next workflow task"), func(workflow.Future) { r.nextTask = false })
+	}
+	return true
+}
+
+// started counts what a step started in this workflow task carries.
+func (r *dagRun) started(in any, opts workflow.ChildWorkflowOptions) {
+	if n := workflow.GetInfo(r.ctx).GetCurrentHistoryLength(); n != r.taskLen {
+		r.taskLen, r.taskBytes = n, 0
+	}
+	size := len(opts.StaticSummary) + len(opts.StaticDetails)
+	if p, err := converter.GetDefaultDataConverter().ToPayload(in); err == nil {
+		size += len(p.GetData())
+	}
+	r.taskBytes += size
 }
 
 // stepBehaviourChange is the GetVersion id of DAGs that decide once what
@@ -288,8 +347,14 @@ func (r *dagRun) startReady() {
 			d.countReused(r.ctx, n)
 		}
 	}
+	for len(r.deferred) > 0 && r.room() && !r.taskFull() {
+		s := r.deferred[0]
+		r.deferred = r.deferred[1:]
+		s.deciding = false
+		r.launch(s)
+	}
 	for _, s := range d.ready() {
-		if !r.room() {
+		if !r.room() || r.taskFull() {
 			break
 		}
 		if r.full() {
@@ -348,6 +413,12 @@ func (r *dagRun) wait(f workflow.Future, done func(workflow.Future)) {
 // is kept for the next decision to write.
 func (r *dagRun) launch(s *node) {
 	ctx, d := r.ctx, r.d
+	if r.taskFull() {
+		// Decided in a task with no room left: it starts in a later one.
+		s.deciding = true
+		r.deferred = append(r.deferred, s)
+		return
+	}
 	d.start(s, workflow.Now(ctx))
 	d.countStarted(ctx, s)
 	r.launched++
@@ -408,16 +479,19 @@ func (r *dagRun) startStep(s *node) workflow.Future {
 			stepDetails(d.in.RunID, d.in.Settings.DefaultDatastore, s.step, d.resolveInputs(s.step.Inputs), s.outputs), maxDetails),
 	}
 	ctx = workflow.WithChildOptions(ctx, opts)
+	name, in := CommandStepName, any(nil)
 	switch s.step.Type {
 	case plan.StepPipeline:
-		return workflow.ExecuteChildWorkflow(ctx, PipelineName, d.childPipelineInput(s))
+		name, in = PipelineName, d.childPipelineInput(s)
 	case plan.StepParallel:
-		return workflow.ExecuteChildWorkflow(ctx, ParallelStepName, d.parallelInput(s))
+		name, in = ParallelStepName, d.parallelInput(s)
 	case plan.StepSweep:
-		return workflow.ExecuteChildWorkflow(ctx, SweepStepName, d.sweepInput(s))
+		name, in = SweepStepName, d.sweepInput(s)
 	default:
-		in := d.commandInput(s)
-		in.Behaviour = r.stepBehaviour(s.step)
-		return workflow.ExecuteChildWorkflow(ctx, CommandStepName, in)
+		c := d.commandInput(s)
+		c.Behaviour = r.stepBehaviour(s.step)
+		in = c
 	}
+	r.started(in, opts)
+	return workflow.ExecuteChildWorkflow(ctx, name, in)
 }
