@@ -170,6 +170,7 @@ func startBaselineWorker(b *testing.B) (stop func()) {
 	w.RegisterWorkflowWithOptions(chainOfChildren, workflow.RegisterOptions{Name: "ChainOfChildren"})
 	w.RegisterWorkflowWithOptions(chainOfActivities, workflow.RegisterOptions{Name: "ChainOfActivities"})
 	w.RegisterWorkflowWithOptions(oneActivity, workflow.RegisterOptions{Name: "OneActivity"})
+	w.RegisterWorkflowWithOptions(fanOutOfChildren, workflow.RegisterOptions{Name: "FanOutOfChildren"})
 	w.RegisterActivityWithOptions(noop, activity.RegisterOptions{Name: "Noop"})
 	require.NoError(b, w.Start())
 	return w.Stop
@@ -177,8 +178,13 @@ func startBaselineWorker(b *testing.B) (stop func()) {
 
 // runBaseline runs the baseline workflow wf over a chain of chainLength.
 func runBaseline(b *testing.B, wf string) {
+	runBaselineOf(b, wf, chainLength)
+}
+
+// runBaselineOf runs the baseline workflow wf over n steps.
+func runBaselineOf(b *testing.B, wf string, n int) {
 	run, err := temporalClient.ExecuteWorkflow(context.Background(),
-		client.StartWorkflowOptions{TaskQueue: baselineQueue}, wf, chainLength)
+		client.StartWorkflowOptions{TaskQueue: baselineQueue}, wf, n)
 	require.NoError(b, err)
 	require.NoError(b, run.Get(context.Background(), nil))
 }
