@@ -12,7 +12,6 @@
 package azuritetest
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -23,13 +22,14 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/sas"
+
+	"github.com/porch-pipelines/porch/activities/objectstore/internal/testprocess"
 )
 
 // InstallCommand installs the Azurite these tests use.
@@ -101,10 +101,7 @@ var (
 
 type server struct {
 	Server
-	cmd    *exec.Cmd
-	dir    string
-	exited chan struct{}
-	log    *bytes.Buffer
+	proc *testprocess.Process
 }
 
 // Start returns Azurite, started on the first call, and the name of a new
@@ -175,9 +172,7 @@ func Stop() {
 	if running == nil {
 		return
 	}
-	_ = running.cmd.Process.Kill()
-	<-running.exited
-	os.RemoveAll(running.dir)
+	running.proc.Stop()
 	running = nil
 }
 
@@ -196,50 +191,24 @@ func start(bin string) (*server, error) {
 	for _, a := range Accounts {
 		accounts = append(accounts, a+":"+Key)
 	}
-	srv := &server{dir: dir, exited: make(chan struct{}), log: &bytes.Buffer{},
-		Server: Server{Base: "http://127.0.0.1:" + port}}
-	srv.cmd = exec.Command(bin, "--location", dir, "--blobHost", "127.0.0.1", "--blobPort", port,
+	srv := &server{Server: Server{Base: "http://127.0.0.1:" + port}}
+	cmd := exec.Command(bin, "--location", dir, "--blobHost", "127.0.0.1", "--blobPort", port,
 		"--skipApiVersionCheck", "--disableTelemetry", "--silent")
-	srv.cmd.Env = append(os.Environ(), "AZURITE_ACCOUNTS="+strings.Join(accounts, ";"))
-	srv.cmd.Stdout, srv.cmd.Stderr = srv.log, srv.log
-	srv.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := srv.cmd.Start(); err != nil {
-		os.RemoveAll(dir)
-		return nil, fmt.Errorf("run %s: %w", bin, err)
-	}
-	go func() {
-		_ = srv.cmd.Wait()
-		close(srv.exited)
-	}()
-	if err := srv.waitLive(); err != nil {
-		_ = srv.cmd.Process.Kill()
-		<-srv.exited
-		os.RemoveAll(dir)
-		return nil, fmt.Errorf("%w; its output:\n%s", err, srv.log.String())
+	cmd.Env = append(os.Environ(), "AZURITE_ACCOUNTS="+strings.Join(accounts, ";"))
+	// It takes about 3 s to start.
+	probe := &http.Client{Timeout: 2 * time.Second}
+	srv.proc, err = testprocess.Start("azurite-blob", srv.Base, dir, cmd, func() bool {
+		resp, err := probe.Get(srv.Endpoint(Account) + "?comp=list")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return true
+	})
+	if err != nil {
+		return nil, err
 	}
 	return srv, nil
-}
-
-// waitLive polls Azurite until it answers an HTTP request, exits, or a
-// minute passes (it takes about 3 s to start).
-func (s *server) waitLive() error {
-	probe := &http.Client{Timeout: 2 * time.Second}
-	deadline := time.After(time.Minute)
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		if resp, err := probe.Get(s.Endpoint(Account) + "?comp=list"); err == nil {
-			resp.Body.Close()
-			return nil
-		}
-		select {
-		case <-s.exited:
-			return errors.New("azurite-blob exited before it served requests")
-		case <-deadline:
-			return fmt.Errorf("azurite-blob at %s did not serve requests within a minute", s.Base)
-		case <-tick.C:
-		}
-	}
 }
 
 // freePort is a loopback port no one listens on right now.

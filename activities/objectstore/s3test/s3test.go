@@ -28,12 +28,13 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
+
+	"github.com/porch-pipelines/porch/activities/objectstore/internal/testprocess"
 )
 
 // InstallCommand builds the MinIO server these tests use.
@@ -70,10 +71,7 @@ type Server struct {
 // server is the process this test process started.
 type server struct {
 	Server
-	cmd    *exec.Cmd
-	dir    string
-	exited chan struct{}
-	log    *bytes.Buffer
+	proc *testprocess.Process
 }
 
 // kind is one S3 server porch's tests can start.
@@ -194,9 +192,7 @@ func Stop() {
 	if running == nil {
 		return
 	}
-	_ = running.cmd.Process.Kill()
-	<-running.exited
-	os.RemoveAll(running.dir)
+	running.proc.Stop()
 	running = nil
 }
 
@@ -248,63 +244,33 @@ func start(k kind, bin string) (*server, error) {
 	if err != nil {
 		return nil, err
 	}
-	srv := &server{dir: dir, exited: make(chan struct{}), log: &bytes.Buffer{},
-		Server: Server{AccessKey: "porch" + random(6), SecretKey: random(20)}}
+	srv := &server{Server: Server{AccessKey: "porch" + random(6), SecretKey: random(20)}}
 	ports := freePorts(1 + k.ports)
 	srv.Endpoint = "http://" + ports[0]
-	srv.cmd = k.command(bin, dir, ports[0], ports[1:], srv.AccessKey, srv.SecretKey)
-	srv.cmd.Stdout, srv.cmd.Stderr = srv.log, srv.log
-	// The server dies with the test process even when TestMain does not stop it.
-	srv.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := srv.cmd.Start(); err != nil {
-		os.RemoveAll(dir)
-		return nil, fmt.Errorf("run %s: %w", bin, err)
-	}
-	go func() {
-		_ = srv.cmd.Wait()
-		close(srv.exited)
-	}()
-	if err := srv.waitLive(k.name); err != nil {
-		_ = srv.cmd.Process.Kill()
-		<-srv.exited
-		os.RemoveAll(dir)
-		return nil, fmt.Errorf("%w; its output:\n%s", err, srv.log.String())
-	}
-	return srv, nil
-}
-
-// waitLive polls the server until it answers a signed request (a bucket
-// listing), exits, or a minute passes. MinIO answers its health endpoints
-// before its storage and IAM are ready (a bucket created then is refused
-// with "not initialized"); a signed listing works only once both are, on
-// any server.
-func (s *server) waitLive(name string) error {
-	client, err := s.client()
+	cmd := k.command(bin, dir, ports[0], ports[1:], srv.AccessKey, srv.SecretKey)
+	client, err := srv.client()
 	if err != nil {
-		return err
+		os.RemoveAll(dir)
+		return nil, err
 	}
 	client.SetAppInfo("porch-s3test", "1")
 	probe := &http.Client{Timeout: 2 * time.Second}
-	deadline := time.After(time.Minute)
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		if listening(probe, s.Endpoint) {
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-			_, err := client.ListBuckets(ctx)
-			cancel()
-			if err == nil {
-				return nil
-			}
+	// MinIO answers its health endpoints before its storage and IAM are
+	// ready (a bucket created then is refused with "not initialized"); a
+	// signed listing works only once both are, on any server.
+	srv.proc, err = testprocess.Start(k.name, srv.Endpoint, dir, cmd, func() bool {
+		if !listening(probe, srv.Endpoint) {
+			return false
 		}
-		select {
-		case <-s.exited:
-			return fmt.Errorf("%s exited before it served requests", name)
-		case <-deadline:
-			return fmt.Errorf("%s at %s did not serve requests within a minute", name, s.Endpoint)
-		case <-tick.C:
-		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_, err := client.ListBuckets(ctx)
+		return err == nil
+	})
+	if err != nil {
+		return nil, err
 	}
+	return srv, nil
 }
 
 // listening says whether an HTTP server answers at url, whatever its status:
