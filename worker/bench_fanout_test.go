@@ -2,16 +2,11 @@ package worker_test
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/workflow"
-
-	"github.com/porch-pipelines/porch/compiler"
 )
 
 // fanoutWidth is the number of steps of the fan-out benchmark.
@@ -28,19 +23,8 @@ const fanoutWidth = 200
 //
 //	go test ./worker -run '^$' -bench '^BenchmarkFanout$' -benchtime 1x
 func BenchmarkFanout(b *testing.B) {
-	home := b.TempDir()
-	f := filepath.Join(b.TempDir(), "fanout.yml")
-	require.NoError(b, os.WriteFile(f, []byte(fanoutYAML(fanoutWidth)), 0o644))
-	src, err := os.ReadFile(f)
-	require.NoError(b, err)
-	p, diags := compiler.Compile(f, compiler.Options{})
-	require.False(b, diags.HasErrors(), diags.Error())
+	p, src := startBench(b, "fanout.yml", fanoutYAML(fanoutWidth))
 	p.Settings.ForceRerun = true
-
-	w := startWorker(b, home)
-	defer w.Stop()
-	stop := startBaselineWorker(b)
-	defer stop()
 
 	var porch, baseline []float64
 	b.ResetTimer()

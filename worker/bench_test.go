@@ -42,21 +42,10 @@ const (
 //
 //	go test ./worker -run '^$' -bench '^BenchmarkChain$' -benchtime 1x
 func BenchmarkChain(b *testing.B) {
-	home := b.TempDir()
-	f := filepath.Join(b.TempDir(), "chain.yml")
-	require.NoError(b, os.WriteFile(f, []byte(chainYAML(chainLength)), 0o644))
-	src, err := os.ReadFile(f)
-	require.NoError(b, err)
-	p, diags := compiler.Compile(f, compiler.Options{})
-	require.False(b, diags.HasErrors(), diags.Error())
+	p, src := startBench(b, "chain.yml", chainYAML(chainLength))
 	// Every step runs (force_rerun): each is decided for reuse, and runs.
 	forced := *p
 	forced.Settings.ForceRerun = true
-
-	w := startWorker(b, home)
-	defer w.Stop()
-	stop := startBaselineWorker(b)
-	defer stop()
 	// A first unforced run records every step: the reused chain's runs
 	// reuse them all.
 	runPorch(b, p, src)
@@ -99,6 +88,20 @@ func BenchmarkChain(b *testing.B) {
 	b.ReportMetric(spreadOf(ratiosOf(chains[1].ms, floor.ms)).median, "reused/floor")
 	b.ReportMetric(spreadOf(ratiosOf(chains[0].cpu, floor.cpu)).median, "command-cpu/floor-cpu")
 	b.ReportMetric(spreadOf(ratiosOf(chains[1].cpu, floor.cpu)).median, "reused-cpu/floor-cpu")
+}
+
+// startBench compiles the pipeline yml (written as file name) and starts a
+// porch worker and the baselines' worker for the rest of the benchmark; it
+// returns the plan and its source.
+func startBench(b *testing.B, name, yml string) (*plan.Plan, []byte) {
+	f := filepath.Join(b.TempDir(), name)
+	require.NoError(b, os.WriteFile(f, []byte(yml), 0o644))
+	p, diags := compiler.Compile(f, compiler.Options{})
+	require.False(b, diags.HasErrors(), diags.Error())
+	w := startWorker(b, b.TempDir())
+	b.Cleanup(w.Stop)
+	b.Cleanup(startBaselineWorker(b))
+	return p, []byte(yml)
 }
 
 // chainFigures are one chain's milliseconds a step, of wall time and of
