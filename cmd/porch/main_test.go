@@ -53,7 +53,7 @@ func scriptParams(t *testing.T, dir string) testscript.Params {
 	if err != nil {
 		t.Fatal(err)
 	}
-	examples, err := filepath.Abs(filepath.Join("..", "..", "..", "shared", "azureml-examples"))
+	examples, err := examplesDir()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,19 +86,34 @@ func scriptParams(t *testing.T, dir string) testscript.Params {
 
 // scriptCondition adds [pandas:PYTHON] to the scripts' conditions: PYTHON,
 // a path or a name on PATH, is a Python interpreter that imports pandas.
-// [s3] holds when the S3 server the tests use (s3test) is installed.
+// [s3] holds when the S3 server the tests use (s3test) is installed,
+// [examples] when the shared copy of azureml-examples is beside the project.
 func scriptCondition(cond string) (bool, error) {
-	if cond == "s3" {
+	switch cond {
+	case "s3":
 		return s3test.Binary() != "", nil
+	case "examples":
+		dir, err := examplesDir()
+		if err != nil {
+			return false, err
+		}
+		info, err := os.Stat(dir)
+		return err == nil && info.IsDir(), nil
 	}
 	prog, ok := strings.CutPrefix(cond, "pandas:")
 	if !ok || prog == "" {
-		return false, fmt.Errorf("unknown condition %q: porch's scripts add only [s3] and [pandas:PYTHON], e.g. [pandas:/usr/bin/python3]", cond)
+		return false, fmt.Errorf("unknown condition %q: porch's scripts add only [s3], [examples] and [pandas:PYTHON], e.g. [pandas:/usr/bin/python3]", cond)
 	}
 	v, _ := pandasCache.LoadOrStore(prog, sync.OnceValue(func() bool {
 		return exec.Command(prog, "-c", "import pandas").Run() == nil
 	}))
 	return v.(func() bool)(), nil
+}
+
+// examplesDir is the shared copy of azureml-examples, beside the project
+// (../shared/azureml-examples).
+func examplesDir() (string, error) {
+	return filepath.Abs(filepath.Join("..", "..", "..", "shared", "azureml-examples"))
 }
 
 // pandasCache maps an interpreter to whether it imports pandas, asked once:
