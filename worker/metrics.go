@@ -100,6 +100,13 @@ func (s *stepComputes) add(id, compute string) {
 	s.running[id] = stepCompute{compute: compute, n: sc.n + 1}
 }
 
+// idle says whether no step has an activity running here.
+func (s *stepComputes) idle() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.running) == 0
+}
+
 func (s *stepComputes) done(id string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -29,6 +29,9 @@ import (
 // cancel, and with it the kill of a step's processes, by many seconds.
 const heartbeatInterval = time.Second
 
+// stopWait bounds how long Stop waits for canceled steps to end.
+const stopWait = 30 * time.Second
+
 // workflowDeadlock is how long workflow code may run without yielding
 // before its task fails as a deadlock: half the workflow task timeout.
 const workflowDeadlock = 5 * time.Second
@@ -403,14 +406,20 @@ func (w *Worker) Queues() []string {
 // Node is this worker's node name.
 func (w *Worker) Node() string { return w.acts.NodeName() }
 
-// Stop stops every worker, letting running activities see cancellation,
-// then stops the entry-script processes of parallel steps (calling their
-// shutdown()).
+// Stop stops every worker, letting running activities see cancellation
+// and waiting (up to stopWait) for them to end, then stops the
+// entry-script processes of parallel steps (calling their shutdown()).
 func (w *Worker) Stop() {
 	for _, sw := range w.workers {
 		sw.Stop()
 	}
 	w.workers = nil
+	// The SDK's Stop cancels running activities and returns: a canceled
+	// step still kills its processes and writes its logs, which must not
+	// outlive the worker (a test removing its folders saw them written).
+	for deadline := time.Now().Add(stopWait); !w.steps.idle() && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
 	if w.acts != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
