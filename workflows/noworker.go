@@ -32,6 +32,19 @@ func scheduledOn(queue string) string {
 	return "scheduled on task queue `" + queue + "`"
 }
 
+// hasPollers asks the server, in a local activity, whether a worker polls
+// queue (HasPollersName).
+func hasPollers(ctx workflow.Context, queue string) (bool, error) {
+	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+		ScheduleToCloseTimeout: 10 * time.Second,
+		RetryPolicy:            &temporal.RetryPolicy{MaximumAttempts: 1},
+		Summary:                "is a worker polling " + queue + "?",
+	})
+	var polled bool
+	err := workflow.ExecuteLocalActivity(lctx, HasPollersName, queue).Get(ctx, &polled)
+	return polled, err
+}
+
 // runWatchingForWorker waits for fut, a command's activity (or a parallel
 // step's planning) on queue, and
 // while it waits a minute and more with no worker polling queue, says so
@@ -46,11 +59,6 @@ func runWatchingForWorker(ctx workflow.Context, fut workflow.Future, compute, qu
 	}
 	tctx, cancel := workflow.WithCancel(ctx)
 	defer cancel()
-	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
-		ScheduleToCloseTimeout: 10 * time.Second,
-		RetryPolicy:            &temporal.RetryPolicy{MaximumAttempts: 1},
-		Summary:                "is a worker polling " + queue + "?",
-	})
 	start := workflow.Now(ctx)
 	for {
 		fired := false
@@ -61,8 +69,7 @@ func runWatchingForWorker(ctx workflow.Context, fut workflow.Future, compute, qu
 		if !fired || ctx.Err() != nil {
 			return
 		}
-		var polled bool
-		if err := workflow.ExecuteLocalActivity(lctx, HasPollersName, queue).Get(ctx, &polled); err != nil || polled {
+		if polled, err := hasPollers(ctx, queue); err != nil || polled {
 			workflow.SetCurrentDetails(ctx, scheduledOn(queue))
 			return
 		}

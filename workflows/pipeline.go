@@ -207,10 +207,7 @@ const paceChange = "porch-dag-task-budget"
 // taskBudget; the first time, it starts a timer, whose firing begins a
 // later task with room again.
 func (r *dagRun) taskFull() bool {
-	if n := workflow.GetInfo(r.ctx).GetCurrentHistoryLength(); n != r.taskLen {
-		r.taskLen, r.taskBytes = n, 0
-	}
-	if r.taskBytes < taskBudget {
+	if r.thisTask() < taskBudget {
 		return false
 	}
 	if r.paced == nil {
@@ -229,14 +226,20 @@ func (r *dagRun) taskFull() bool {
 
 // started counts what a step started in this workflow task carries.
 func (r *dagRun) started(in any, opts workflow.ChildWorkflowOptions) {
-	if n := workflow.GetInfo(r.ctx).GetCurrentHistoryLength(); n != r.taskLen {
-		r.taskLen, r.taskBytes = n, 0
-	}
 	size := len(opts.StaticSummary) + len(opts.StaticDetails)
 	if p, err := converter.GetDefaultDataConverter().ToPayload(in); err == nil {
 		size += len(p.GetData())
 	}
-	r.taskBytes += size
+	r.taskBytes = r.thisTask() + size
+}
+
+// thisTask is what the steps started in the current workflow task carry,
+// counting from zero in a new task (its history length differs).
+func (r *dagRun) thisTask() int {
+	if n := workflow.GetInfo(r.ctx).GetCurrentHistoryLength(); n != r.taskLen {
+		r.taskLen, r.taskBytes = n, 0
+	}
+	return r.taskBytes
 }
 
 // stepBehaviourChange is the GetVersion id of DAGs that decide once what
@@ -278,13 +281,7 @@ func (r *dagRun) workerPolls(s plan.Step) bool {
 	if seen, ok := r.polled[queue]; ok && now.Sub(seen) < noWorkerCheck {
 		return true
 	}
-	lctx := workflow.WithLocalActivityOptions(r.ctx, workflow.LocalActivityOptions{
-		ScheduleToCloseTimeout: 10 * time.Second,
-		RetryPolicy:            &temporal.RetryPolicy{MaximumAttempts: 1},
-		Summary:                "is a worker polling " + queue + "?",
-	})
-	var polled bool
-	if err := workflow.ExecuteLocalActivity(lctx, HasPollersName, queue).Get(r.ctx, &polled); err != nil || !polled {
+	if polled, err := hasPollers(r.ctx, queue); err != nil || !polled {
 		return false
 	}
 	if r.polled == nil {
