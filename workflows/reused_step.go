@@ -3,7 +3,6 @@ package workflows
 import (
 	"fmt"
 	"strings"
-	"time"
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -64,19 +63,10 @@ func (r *dagRun) statusAtStart() bool {
 // statusRegistered says whether the server has PorchStatus, asking it the
 // first time (a local activity).
 func (r *dagRun) statusRegistered() bool {
-	ctx := r.ctx
 	if r.statusKnown == nil {
-		lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
-			Summary:                "is PorchStatus registered",
-			ScheduleToCloseTimeout: 30 * time.Second,
-			RetryPolicy:            &temporal.RetryPolicy{MaximumAttempts: 2},
-		})
-		registered := false
-		if err := workflow.ExecuteLocalActivity(lctx, StatusRegisteredName).Get(ctx, &registered); err != nil {
-			// Taken as not registered: each ReusedStep asks for
-			// itself, and command steps go without.
-			registered = false
-		}
+		// A failed question is taken as not registered: each ReusedStep
+		// asks for itself, and command steps go without.
+		registered := porchStatusRegistered(r.ctx)
 		r.statusKnown = &registered
 	}
 	return *r.statusKnown

@@ -85,16 +85,25 @@ func setStatus(ctx workflow.Context, err error, early workflow.ReceiveChannel, d
 	}
 }
 
-// upsertStatus sets PorchStatus, when the server has it registered.
-func upsertStatus(ctx workflow.Context, status string) {
-	dctx, _ := workflow.NewDisconnectedContext(ctx)
-	lctx := workflow.WithLocalActivityOptions(dctx, workflow.LocalActivityOptions{
+// porchStatusRegistered asks the server, in a local activity, whether it
+// has PorchStatus (StatusRegisteredName); a failed question is a no.
+func porchStatusRegistered(ctx workflow.Context) bool {
+	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
 		Summary:                "is PorchStatus registered",
 		ScheduleToCloseTimeout: 30 * time.Second,
 		RetryPolicy:            &temporal.RetryPolicy{MaximumAttempts: 2},
 	})
 	registered := false
-	if workflow.ExecuteLocalActivity(lctx, StatusRegisteredName).Get(dctx, &registered) != nil || !registered {
+	if err := workflow.ExecuteLocalActivity(lctx, StatusRegisteredName).Get(ctx, &registered); err != nil {
+		return false
+	}
+	return registered
+}
+
+// upsertStatus sets PorchStatus, when the server has it registered.
+func upsertStatus(ctx workflow.Context, status string) {
+	dctx, _ := workflow.NewDisconnectedContext(ctx)
+	if !porchStatusRegistered(dctx) {
 		return
 	}
 	if err := workflow.UpsertTypedSearchAttributes(dctx, keyStatus.ValueSet(status)); err != nil {
