@@ -16,8 +16,10 @@ import (
 )
 
 // scaleDefault is TestParallelScale's size in make test: enough
-// mini-batches for the step workflow to continue as new a few times.
-const scaleDefault = 2000
+// mini-batches for the step workflow to continue as new. Trivial
+// mini-batches run 100 to an activity, so it takes tens of thousands:
+// 2,000 kept one history of 288 events.
+const scaleDefault = 40000
 
 // History bounds every run of a step must stay under, far below Temporal's
 // limits (51,200 events, 50 MB).
@@ -31,7 +33,7 @@ const (
 // step workflow (it continues as new as its history grows) and the
 // pipeline's own stay under 10,000 events and 10 MB. It reports the
 // duration, the runs and their largest history, and the worker's peak RSS.
-// make test runs 2,000 mini-batches; PORCH_SCALE sets another size:
+// make test runs 40,000 mini-batches; PORCH_SCALE sets another size:
 //
 //	PORCH_SCALE=100000 go test ./worker -run TestParallelScale -v -timeout 60m
 func TestParallelScale(t *testing.T) {

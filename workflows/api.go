@@ -199,8 +199,9 @@ type ParallelState struct {
 	// Pending is the rest of the current page.
 	Resuming bool  `json:"resuming,omitempty"`
 	Pending  []int `json:"pending,omitempty"`
-	// Requeued are mini-batches whose node was lost before they started,
-	// to start again first (steps running as instances only).
+	// Requeued are mini-batches to start again first, each on its own:
+	// their node was lost before they started (steps running as
+	// instances), or their group failed them or ended early.
 	Requeued   []int                     `json:"requeued,omitempty"`
 	Counters   parallel.ParallelCounters `json:"counters"`
 	Nodes      []string                  `json:"nodes,omitempty"`
@@ -209,9 +210,14 @@ type ParallelState struct {
 	// to run again because their worker was lost.
 	Spot      ParallelSpot `json:"spot,omitzero"`
 	Preempted []int        `json:"preempted,omitempty"`
-	// Lost are the attempts of mini-batches whose worker stopped
-	// heartbeating on a held node, while they run again elsewhere.
+	// Lost are the attempts mini-batches used in an earlier activity,
+	// while they run again: on a held node whose worker stopped
+	// heartbeating, or in a group (groupsChange).
 	Lost []BatchCount `json:"lost,omitempty"`
+	// Ran counts the mini-batches run() processed, RanMs the milliseconds
+	// it took for them: what groups of mini-batches are sized by.
+	Ran   int   `json:"ran,omitempty"`
+	RanMs int64 `json:"ran_ms,omitempty"`
 }
 
 // ParallelStepResult is a finished parallel step.

@@ -117,6 +117,17 @@ func miniBatchSummary(i int, p plan.Parallel, pl parallel.ParallelPlan) string {
 	return s
 }
 
+// groupSummary is a RunMiniBatches activity's label: "mini-batches 8-27
+// of 400", or for mini-batches not in a row "20 mini-batches from 8 of
+// 400".
+func groupSummary(batch []int, pl parallel.ParallelPlan) string {
+	first, last := batch[0], batch[len(batch)-1]
+	if last-first == len(batch)-1 {
+		return fmt.Sprintf("mini-batches %d-%d of %d", first, last, pl.Batches)
+	}
+	return fmt.Sprintf("%d mini-batches from %d of %d", len(batch), first, pl.Batches)
+}
+
 // batchFiles is how many files mini-batch i holds, 0 when the workflow
 // cannot tell: mini_batch_size in bytes, tabular input, or counts that do
 // not add up to batches of that many files.

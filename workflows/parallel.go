@@ -139,6 +139,9 @@ type parallelRun struct {
 	// prefetch says the window keeps a mini-batch waiting for each
 	// process (prefetchChange).
 	prefetch bool
+	// grouped says short mini-batches run several to an activity
+	// (groupsChange).
+	grouped bool
 	// bookQueue is where a step running as instances lists pending
 	// mini-batches and reports progress: a held node's queue, as the
 	// type's queue may have no room left while the step holds it.
@@ -228,23 +231,44 @@ func (r *parallelRun) runBatches(ctx workflow.Context) batchOutcome {
 	}
 	st := r.st
 	r.prefetch = workflow.GetVersion(ctx, prefetchChange, workflow.DefaultVersion, 1) == 1
+	// Spot steps keep one mini-batch to an activity: a preempted worker's
+	// mini-batches are tracked one by one.
+	r.grouped = !r.in.Plan.Parallel.Resources.Spot() &&
+		workflow.GetVersion(ctx, groupsChange, workflow.DefaultVersion, 1) == 1
 	window := st.window(r.prefetch)
 	batchCtx, cancelBatches := workflow.WithCancel(ctx)
 	sel := workflow.NewSelector(ctx)
 	running := 0
 	var failure error
+	fail := func(err error) {
+		if err != nil && failure == nil {
+			failure = err
+			cancelBatches()
+		}
+	}
 	draining := false
 	for {
 		for failure == nil && !draining && ctx.Err() == nil && running < window {
-			i, ok := r.nextIndex(ctx)
+			batch, ok := r.nextBatch(ctx, window)
 			if !ok {
 				break
 			}
-			actx, onSpot := r.spotBatch(r.batchOptions(batchCtx, i), i)
-			f := workflow.ExecuteActivity(actx, parallel.RunMiniBatchName,
-				parallel.MiniBatchInput{Ref: st.Plan.Ref, Index: i})
 			running++
 			st.Counters.Running = running
+			if len(batch) > 1 {
+				f := workflow.ExecuteActivity(r.groupOptions(batchCtx, batch), parallel.RunMiniBatchesName,
+					parallel.MiniBatchesInput{Ref: st.Plan.Ref, Indexes: batch})
+				sel.AddFuture(f, func(f workflow.Future) {
+					running--
+					st.Counters.Running = running
+					fail(r.groupEnded(ctx, f, batch))
+				})
+				continue
+			}
+			i := batch[0]
+			actx, onSpot := r.spotBatch(r.retried(r.batchOptions(batchCtx, i), i), i)
+			f := workflow.ExecuteActivity(actx, parallel.RunMiniBatchName,
+				parallel.MiniBatchInput{Ref: st.Plan.Ref, Index: i, PriorAttempts: st.lostAttempts(i)})
 			sel.AddFuture(f, func(f workflow.Future) {
 				running--
 				st.Counters.Running = running
@@ -252,10 +276,8 @@ func (r *parallelRun) runBatches(ctx workflow.Context) batchOutcome {
 					return
 				}
 				st.Spot.forget(i)
-				if err := r.ended(ctx, f); err != nil && failure == nil {
-					failure = err
-					cancelBatches()
-				}
+				st.forgetLost(i)
+				fail(r.ended(ctx, f))
 			})
 		}
 		if running == 0 {
@@ -368,22 +390,40 @@ func (r *parallelRun) heartbeat() time.Duration {
 // ended records a mini-batch's end. It returns the step's failure when the
 // mini-batch makes the step fail.
 func (r *parallelRun) ended(ctx workflow.Context, f workflow.Future) error {
-	st := r.st
 	var res parallel.MiniBatchResult
 	err := f.Get(ctx, &res)
 	if err == nil {
-		st.Counters.Succeeded++
-		if res.Skipped {
-			st.Counters.Skipped++
-		}
-		st.Counters.Items += int64(res.Items)
-		st.Counters.ShortItems += int64(max(res.Items-res.Returned, 0))
-		r.sawNode(ctx, res.Node)
+		r.succeeded(ctx, res)
 		return nil
 	}
 	if isCanceled(err) {
 		return nil
 	}
+	if err := r.fatal(err); err != nil {
+		return err
+	}
+	return r.failed(ctx, err)
+}
+
+// succeeded counts a succeeded mini-batch, and the time run() took on it.
+func (r *parallelRun) succeeded(ctx workflow.Context, res parallel.MiniBatchResult) {
+	st := r.st
+	st.Counters.Succeeded++
+	if res.Skipped {
+		st.Counters.Skipped++
+	} else {
+		st.Ran++
+		st.RanMs += res.ElapsedMs
+	}
+	st.Counters.Items += int64(res.Items)
+	st.Counters.ShortItems += int64(max(res.Items-res.Returned, 0))
+	r.sawNode(ctx, res.Node)
+}
+
+// fatal is the step's failure when a mini-batch activity's error means no
+// mini-batch can run: init() failed, the step is invalid as written, or no
+// worker took the first mini-batches in time. Otherwise it is nil.
+func (r *parallelRun) fatal(err error) error {
 	var ae *temporal.ApplicationError
 	if errors.As(err, &ae) && ae.Type() == parallel.EntryScriptInitFailedType {
 		return failStep("the entry script's init() failed: ", err, parallel.EntryScriptInitFailedType)
@@ -399,6 +439,13 @@ func (r *parallelRun) ended(ctx workflow.Context, f workflow.Future) error {
 			"no mini-batch started within first_task_creation_timeout (%ds): no worker serves compute %q; start one with `porch worker --compute %s`",
 			r.in.Plan.Parallel.FirstTaskCreationTimeoutSeconds, computeName(r.in.Compute), computeName(r.in.Compute)), ParallelFailedType, nil)
 	}
+	return nil
+}
+
+// failed counts a mini-batch that failed its last attempt. It returns the
+// step's failure when that crosses an error threshold.
+func (r *parallelRun) failed(ctx workflow.Context, err error) error {
+	st := r.st
 	failure := batchFailure(err)
 	st.Counters.Failed++
 	st.Counters.Items += int64(failure.Items)

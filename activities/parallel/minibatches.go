@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -195,19 +196,85 @@ func (a *Activities) RunMiniBatch(ctx context.Context, in MiniBatchInput) (MiniB
 		return MiniBatchResult{}, err
 	}
 	defer rt.release()
-	if r, ok, err := rt.folders.doneRecord(ctx, in.Index); err != nil {
-		return MiniBatchResult{}, fmt.Errorf("step %q: read the done record of mini-batch %d: %w", in.Ref.StepPath, in.Index, err)
+	var beat batchBeat
+	stop := a.BeatWhile(ctx, beat.details)
+	defer stop()
+	return a.runOne(ctx, rt, in.Index, in.PriorAttempts, &beat)
+}
+
+// RunMiniBatches processes mini-batches one after another, each as
+// RunMiniBatch would. A mini-batch whose attempt fails (run() raised,
+// returned too few results, timed out) is reported and the next one runs:
+// the workflow runs it again on its own. Anything else (init() failing, a
+// datastore error, cancellation) ends the group; the workflow then runs
+// its mini-batches on their own, and those already done are skipped.
+func (a *Activities) RunMiniBatches(ctx context.Context, in MiniBatchesInput) (MiniBatchesResult, error) {
+	a.RefreshDatastores(ctx, in.Ref.artifactsURI())
+	rt, err := a.parallel().get(ctx, a, in.Ref)
+	if err != nil {
+		return MiniBatchesResult{}, err
+	}
+	defer rt.release()
+	var beat batchBeat
+	stop := a.BeatWhile(ctx, beat.details)
+	defer stop()
+	var out MiniBatchesResult
+	for _, i := range in.Indexes {
+		if ctx.Err() != nil {
+			return out, stepio.Stopped(ctx)
+		}
+		res, err := a.runOne(ctx, rt, i, 0, &beat)
+		var ae *temporal.ApplicationError
+		switch {
+		case err == nil:
+			out.Succeeded = append(out.Succeeded, res)
+		case errors.As(err, &ae) && ae.Type() == MiniBatchFailedType:
+			var f MiniBatchFailure
+			_ = ae.Details(&f)
+			out.Failed = append(out.Failed, FailedMiniBatch{Failure: f, Message: ae.Message()})
+		default:
+			return out, err
+		}
+	}
+	return out, nil
+}
+
+// batchBeat is what a mini-batch activity's heartbeats say: the
+// mini-batch running now, its items and attempt.
+type batchBeat struct {
+	mu  sync.Mutex
+	now MiniBatchBeat
+}
+
+func (b *batchBeat) set(now MiniBatchBeat) {
+	b.mu.Lock()
+	b.now = now
+	b.mu.Unlock()
+}
+
+func (b *batchBeat) details() any {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.now
+}
+
+// runOne processes mini-batch index, whose earlier activities used prior
+// attempts.
+func (a *Activities) runOne(ctx context.Context, rt *parallelRuntime, index int, prior int32, beat *batchBeat) (MiniBatchResult, error) {
+	ref := rt.ref
+	if r, ok, err := rt.folders.doneRecord(ctx, index); err != nil {
+		return MiniBatchResult{}, fmt.Errorf("step %q: read the done record of mini-batch %d: %w", ref.StepPath, index, err)
 	} else if ok {
 		r.Skipped = true
 		return r, nil
 	}
-	b, err := rt.manifest.Batch(in.Index)
+	b, err := rt.manifest.Batch(index)
 	if err != nil {
-		return MiniBatchResult{}, fmt.Errorf("step %q: read mini-batch %d: %w", in.Ref.StepPath, in.Index, err)
+		return MiniBatchResult{}, fmt.Errorf("step %q: read mini-batch %d: %w", ref.StepPath, index, err)
 	}
-	attempt := in.PriorAttempts + 1
+	attempt := prior + 1
 	if activity.IsActivity(ctx) {
-		attempt = in.PriorAttempts + activity.GetInfo(ctx).Attempt
+		attempt = prior + activity.GetInfo(ctx).Attempt
 	}
 	// The mini-batch's objects on a datastore are fetched into a folder
 	// of its own, removed when it ends: this worker reads nothing else of
@@ -215,34 +282,34 @@ func (a *Activities) RunMiniBatch(ctx context.Context, in MiniBatchInput) (MiniB
 	b, cleanup, err := rt.fetchBatch(ctx, b, attempt)
 	defer cleanup()
 	if err != nil {
-		return MiniBatchResult{}, fmt.Errorf("step %q: mini-batch %d: %w", in.Ref.StepPath, in.Index, err)
+		return MiniBatchResult{}, fmt.Errorf("step %q: mini-batch %d: %w", ref.StepPath, index, err)
 	}
 	req, err := rt.request(b, attempt)
 	if err != nil {
 		return MiniBatchResult{}, err
 	}
-	// Heartbeats go out once a second while the mini-batch runs, not per
+	// Heartbeats go out once a second while the activity runs, not per
 	// phase: a heartbeat is a server round trip and a write, too dear per
 	// mini-batch. They let the server see a dead worker within the heartbeat
 	// timeout and deliver the workflow's cancel quickly; the entry script's
 	// own progress is watched by the pool (progress_update_timeout). The
 	// details are what the workflow reads when the worker vanishes.
-	stop := a.BeatWhile(ctx, func() any { return MiniBatchBeat{Items: b.Items, Attempt: attempt} })
+	beat.set(MiniBatchBeat{Items: b.Items, Attempt: attempt, Index: index})
 	started := time.Now()
 	res, runErr := rt.pool.Run(ctx, req)
-	stop()
-	out := MiniBatchResult{Index: in.Index, Items: res.Items, Returned: res.Returned, Node: a.NodeName(), Process: res.Process, Attempt: attempt, Format: res.Format}
+	out := MiniBatchResult{Index: index, Items: res.Items, Returned: res.Returned, Node: a.NodeName(), Process: res.Process,
+		Attempt: attempt, Format: res.Format, ElapsedMs: res.Elapsed.Milliseconds()}
 	if runErr != nil {
 		return out, rt.failed(ctx, b, attempt, started, runErr)
 	}
 	// The mini-batch may have waited for a free process (the workflow
 	// keeps one waiting per process): it started when its process took it.
 	started = time.Now().Add(-res.LoadElapsed - res.Elapsed)
-	rt.report(reportRow{index: in.Index, attempt: attempt, result: "succeeded", node: out.Node, process: res.Process,
+	rt.report(reportRow{index: index, attempt: attempt, result: "succeeded", node: out.Node, process: res.Process,
 		start: started, elapsed: res.Elapsed, items: res.Items, returned: res.Returned})
 	telemetry.MiniBatchSucceeded(metricsHandler(ctx), res.Items, res.Elapsed)
 	if err := rt.commit(ctx, out, req.ResultPath); err != nil {
-		return out, fmt.Errorf("step %q: mini-batch %d: %w", in.Ref.StepPath, in.Index, err)
+		return out, fmt.Errorf("step %q: mini-batch %d: %w", ref.StepPath, index, err)
 	}
 	return out, nil
 }

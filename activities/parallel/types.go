@@ -12,6 +12,7 @@ import (
 const (
 	PlanMiniBatchesName        = "PlanMiniBatches"
 	RunMiniBatchName           = "RunMiniBatch"
+	RunMiniBatchesName         = "RunMiniBatches"
 	ListPendingMiniBatchesName = "ListPendingMiniBatches"
 	ReportParallelProgressName = "ReportParallelProgress"
 	FinishParallelName         = "FinishParallel"
@@ -91,12 +92,38 @@ type MiniBatchInput struct {
 	PriorAttempts int32 `json:"prior_attempts,omitempty"`
 }
 
+// MiniBatchesInput asks a worker to process several short mini-batches one
+// after another, in one activity: the workflow groups them when each takes
+// so little time that a server round trip per mini-batch would compete
+// with run() for the cores.
+type MiniBatchesInput struct {
+	Ref     ParallelStepRef `json:"ref"`
+	Indexes []int           `json:"indexes"`
+}
+
+// MiniBatchesResult is what a group of mini-batches did: each one either
+// succeeded or failed its first attempt (the workflow runs a failed one
+// again on its own, with the retries retry_settings leaves).
+type MiniBatchesResult struct {
+	Succeeded []MiniBatchResult `json:"succeeded,omitempty"`
+	Failed    []FailedMiniBatch `json:"failed,omitempty"`
+}
+
+// FailedMiniBatch is a failed attempt of a mini-batch in a group: the
+// details and the message a RunMiniBatch attempt would fail with.
+type FailedMiniBatch struct {
+	Failure MiniBatchFailure `json:"failure"`
+	Message string           `json:"message"`
+}
+
 // MiniBatchBeat is a running mini-batch's heartbeat: what the workflow
 // reads when its worker vanishes, and what Temporal's UI shows as the
 // pending activity's details.
 type MiniBatchBeat struct {
 	Items   int   `json:"items"`
 	Attempt int32 `json:"attempt"`
+	// Index is the mini-batch a group was running (RunMiniBatches).
+	Index int `json:"index,omitempty"`
 }
 
 // MiniBatchResult is a processed mini-batch.
@@ -113,6 +140,9 @@ type MiniBatchResult struct {
 	// Format is how run()'s result was saved for append_row_to: "csv" (a
 	// DataFrame with its header) or "lines".
 	Format string `json:"format,omitempty"`
+	// ElapsedMs is how long run() took, what the workflow sizes groups of
+	// mini-batches by.
+	ElapsedMs int64 `json:"elapsed_ms,omitempty"`
 }
 
 // MiniBatchFailure details a failed mini-batch attempt.
