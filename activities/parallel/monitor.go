@@ -33,6 +33,11 @@ func (a *Activities) MonitorResources(ctx context.Context, in MonitorInput) erro
 	if err != nil {
 		return fmt.Errorf("step %q: open resource log: %w", in.Ref.StepPath, err)
 	}
+	// FinishParallel on this worker stops the monitor at once.
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	ended := a.parallel().watch(in.Ref.RunID, in.Ref.StepPath, stop)
+	defer ended()
 	defer func() {
 		rec.Close()
 		// The samples end here; on object storage they go up now, with

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -52,7 +53,16 @@ type runtimes struct {
 	mu       sync.Mutex
 	steps    map[string]*parallelRuntime
 	starting map[string]*starting
+	// monitors are the resource monitors running here, by run and step.
+	monitors map[string][]*localMonitor
 	stop     chan struct{}
+}
+
+// localMonitor is a resource monitor running on this worker: cancel ends
+// it, done closes once it has written its last sample.
+type localMonitor struct {
+	cancel context.CancelFunc
+	done   chan struct{}
 }
 
 func runtimeKey(ref ParallelStepRef) string {
@@ -63,7 +73,8 @@ func runtimeKey(ref ParallelStepRef) string {
 // ones on first use.
 func (a *Activities) parallel() *runtimes {
 	a.parallelOnce.Do(func() {
-		a.runtimes = &runtimes{steps: map[string]*parallelRuntime{}, starting: map[string]*starting{}, stop: make(chan struct{})}
+		a.runtimes = &runtimes{steps: map[string]*parallelRuntime{}, starting: map[string]*starting{},
+			monitors: map[string][]*localMonitor{}, stop: make(chan struct{})}
 		go a.runtimes.reap(a.idleShutdown())
 	})
 	return a.runtimes
@@ -159,9 +170,43 @@ func (r *runtimes) close(ctx context.Context, runID, stepPath string) {
 			delete(r.steps, key)
 		}
 	}
+	monitors := r.monitors[monitorKey(runID, stepPath)]
+	delete(r.monitors, monitorKey(runID, stepPath))
 	r.mu.Unlock()
 	for _, rt := range victims {
 		rt.shutdown(ctx)
+	}
+	// The step's monitors here stop now, rather than when their next
+	// heartbeat hears the workflow's cancel (up to a second later, which
+	// the step's end waits for).
+	for _, m := range monitors {
+		m.cancel()
+		select {
+		case <-m.done:
+		case <-ctx.Done():
+		}
+	}
+}
+
+func monitorKey(runID, stepPath string) string { return runID + "\x00" + stepPath }
+
+// watch registers a resource monitor of a run's step on this worker, which
+// close stops; the caller calls done when the monitor has ended.
+func (r *runtimes) watch(runID, stepPath string, cancel context.CancelFunc) (done func()) {
+	m := &localMonitor{cancel: cancel, done: make(chan struct{})}
+	key := monitorKey(runID, stepPath)
+	r.mu.Lock()
+	r.monitors[key] = append(r.monitors[key], m)
+	r.mu.Unlock()
+	return func() {
+		r.mu.Lock()
+		if rest := slices.DeleteFunc(r.monitors[key], func(o *localMonitor) bool { return o == m }); len(rest) > 0 {
+			r.monitors[key] = rest
+		} else {
+			delete(r.monitors, key)
+		}
+		r.mu.Unlock()
+		close(m.done)
 	}
 }
 
