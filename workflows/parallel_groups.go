@@ -61,7 +61,9 @@ func (r *parallelRun) groupSize(window int) int {
 		return 1
 	}
 	n := int(groupTarget.Milliseconds() * int64(st.Ran) / max(st.RanMs, 1))
-	left := st.Plan.Batches - st.Counters.Processed() - st.Counters.Running
+	// The mini-batches not started yet (for a resumed step, an upper
+	// bound: those past the listed page include finished ones).
+	left := st.Plan.Batches - st.Next + len(st.Pending) + len(st.Requeued)
 	return max(1, min(n, maxGroup, left/(2*window)))
 }
 
