@@ -85,8 +85,10 @@ func TestRunCommandCancelKillsProcessGroup(t *testing.T) {
 func TestRunCommandStartToCloseTimeoutKills(t *testing.T) {
 	env, a := newEnv(t)
 	a.KillGrace = 200 * time.Millisecond
-	// The activity's deadline, as StartToClose sets it on a worker.
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	// The activity's deadline, as StartToClose sets it on a worker: long
+	// enough for the command to start and record its processes on a
+	// loaded machine (2 s was not, beside the other packages' tests).
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Second)
 	defer cancel()
 	env.SetWorkerOptions(worker.Options{BackgroundActivityContext: ctx})
 	file := filepath.Join(t.TempDir(), "pids")
