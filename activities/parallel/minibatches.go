@@ -190,16 +190,12 @@ func (a *Activities) resetParallel(ctx context.Context, f parallelFolders, in Pl
 // run again. run()'s results go to a file of their own, committed with the
 // mini-batch's done record, so FinishParallel appends each exactly once.
 func (a *Activities) RunMiniBatch(ctx context.Context, in MiniBatchInput) (MiniBatchResult, error) {
-	a.RefreshDatastores(ctx, in.Ref.artifactsURI())
-	rt, err := a.parallel().get(ctx, a, in.Ref)
+	rt, beat, done, err := a.batchRuntime(ctx, in.Ref)
 	if err != nil {
 		return MiniBatchResult{}, err
 	}
-	defer rt.release()
-	var beat batchBeat
-	stop := a.BeatWhile(ctx, beat.details)
-	defer stop()
-	return a.runOne(ctx, rt, in.Index, in.PriorAttempts, &beat)
+	defer done()
+	return a.runOne(ctx, rt, in.Index, in.PriorAttempts, beat)
 }
 
 // RunMiniBatches processes mini-batches one after another, each as
@@ -209,21 +205,17 @@ func (a *Activities) RunMiniBatch(ctx context.Context, in MiniBatchInput) (MiniB
 // datastore error, cancellation) ends the group; the workflow then runs
 // its mini-batches on their own, and those already done are skipped.
 func (a *Activities) RunMiniBatches(ctx context.Context, in MiniBatchesInput) (MiniBatchesResult, error) {
-	a.RefreshDatastores(ctx, in.Ref.artifactsURI())
-	rt, err := a.parallel().get(ctx, a, in.Ref)
+	rt, beat, done, err := a.batchRuntime(ctx, in.Ref)
 	if err != nil {
 		return MiniBatchesResult{}, err
 	}
-	defer rt.release()
-	var beat batchBeat
-	stop := a.BeatWhile(ctx, beat.details)
-	defer stop()
+	defer done()
 	var out MiniBatchesResult
 	for _, i := range in.Indexes {
 		if ctx.Err() != nil {
 			return out, stepio.Stopped(ctx)
 		}
-		res, err := a.runOne(ctx, rt, i, 0, &beat)
+		res, err := a.runOne(ctx, rt, i, 0, beat)
 		var ae *temporal.ApplicationError
 		switch {
 		case err == nil:
@@ -237,6 +229,22 @@ func (a *Activities) RunMiniBatches(ctx context.Context, in MiniBatchesInput) (M
 		}
 	}
 	return out, nil
+}
+
+// batchRuntime readies the step's runtime on this worker for a mini-batch
+// activity and starts its heartbeats, which say what beat holds; done
+// stops them and releases the runtime.
+func (a *Activities) batchRuntime(ctx context.Context, ref ParallelStepRef) (rt *parallelRuntime, beat *batchBeat, done func(), err error) {
+	a.RefreshDatastores(ctx, ref.artifactsURI())
+	if rt, err = a.parallel().get(ctx, a, ref); err != nil {
+		return nil, nil, nil, err
+	}
+	beat = &batchBeat{}
+	stop := a.BeatWhile(ctx, beat.details)
+	return rt, beat, func() {
+		stop()
+		rt.release()
+	}, nil
 }
 
 // batchBeat is what a mini-batch activity's heartbeats say: the
