@@ -45,7 +45,8 @@ const ParallelFailedType = "ParallelStepFailed"
 
 // ParallelStep is the workflow of one parallel step: it has the input planned
 // into mini-batches, runs them through a sliding window of RunMiniBatch
-// activities on the step's compute, enforces the error thresholds, and
+// activities (RunMiniBatches for groups of short ones) on the step's
+// compute, enforces the error thresholds, and
 // continues as new when its history grows long, carrying only counters.
 func ParallelStep(ctx workflow.Context, in ParallelStepInput) (_ ParallelStepResult, err error) {
 	defer func(ctx workflow.Context) { err = headline(ctx, in.Plan.StepPath, err) }(ctx)
