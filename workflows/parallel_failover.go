@@ -42,8 +42,7 @@ func (r *parallelRun) finishHeartbeat(ctx workflow.Context) time.Duration {
 func (r *parallelRun) nodeBatch(ctx workflow.Context, i int) workflow.Context {
 	opts := workflow.GetActivityOptions(ctx)
 	heartbeatComesBack(&opts)
-	opts.RetryPolicy.MaximumAttempts = max(opts.RetryPolicy.MaximumAttempts-r.st.lostAttempts(i), 1)
-	return workflow.WithActivityOptions(ctx, opts)
+	return r.retried(workflow.WithActivityOptions(ctx, opts), i)
 }
 
 // lostWorker says whether mini-batch i ended because the worker running
