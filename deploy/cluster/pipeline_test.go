@@ -18,8 +18,14 @@ import (
 // each trial's final metrics from the datastore, where the trial's worker
 // copied them.
 const (
-	items     = 36
-	heartbeat = 3 // seconds: the mini-batches' progress_update_timeout
+	items = 36
+	// heartbeat is the mini-batches' progress_update_timeout, in seconds:
+	// the time a cut worker's mini-batches wait before they run elsewhere.
+	// It is not shorter because the undisturbed runs must ride out a
+	// server stalled by a loaded machine: at 3 s, a `make test` on 2 cores
+	// (PostgreSQL's writes competing with every other package's tests)
+	// timed out all three attempts of one mini-batch and failed the step.
+	heartbeat = 10
 )
 
 // scoreScript sleeps a little per mini-batch, so the step is still running
