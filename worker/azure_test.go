@@ -2,7 +2,6 @@ package worker_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -16,7 +15,6 @@ import (
 
 	"github.com/porch-pipelines/porch/activities/objectstore"
 	"github.com/porch-pipelines/porch/activities/objectstore/azuritetest"
-	"github.com/porch-pipelines/porch/activities/parallel"
 	"github.com/porch-pipelines/porch/compiler/plan"
 	"github.com/porch-pipelines/porch/workflows"
 )
@@ -240,14 +238,9 @@ func TestParallelOverABlobFolderIsExactAfterAWorkerIsKilled(t *testing.T) {
 	// records are on the store), so it is surely in the middle of others
 	// when it dies.
 	require.Eventually(t, func() bool {
-		done, err := s.List(ctx, step+"artifacts/porch/done")
-		if err != nil {
-			return false
-		}
 		n := 0
-		for _, o := range done {
-			var r parallel.MiniBatchResult
-			if json.Unmarshal([]byte(readObject(t, s, step+"artifacts/porch/done/"+o.Path)), &r) == nil && r.Node == "victim" {
+		for _, r := range doneRecords(t, s, step+"artifacts/porch/done") {
+			if r.Node == "victim" {
 				n++
 			}
 		}

@@ -178,17 +178,10 @@ func TestParallelStepOnObjectStorageMatchesALocalRun(t *testing.T) {
 	}
 
 	// Both workers ran mini-batches; the done records say where.
-	done, err := s.List(ctx, step+"artifacts/porch/done")
-	require.NoError(t, err)
+	done := doneRecords(t, s, step+"artifacts/porch/done")
 	require.Len(t, done, len(wantExtra), "one done record per mini-batch")
 	nodes := map[string]int{}
-	for _, o := range done {
-		var r parallel.MiniBatchResult
-		local := filepath.Join(t.TempDir(), "done.json")
-		require.NoError(t, s.GetFile(ctx, step+"artifacts/porch/done/"+o.Path, local))
-		data, err := os.ReadFile(local)
-		require.NoError(t, err)
-		require.NoError(t, json.Unmarshal(data, &r))
+	for _, r := range done {
 		nodes[r.Node]++
 	}
 	assert.Len(t, nodes, 2, "mini-batches ran on both workers: %v", nodes)
@@ -224,4 +217,24 @@ func TestParallelStepOnObjectStorageMatchesALocalRun(t *testing.T) {
 		assert.Empty(t, entries, "%s removed each mini-batch's objects when it ended", node)
 	}
 	assertSecretNowhere(t, secret, runID, home, homeOne, homeTwo)
+}
+
+// doneRecords are the done records of a parallel step on an object store,
+// under prefix, by mini-batch: the files of mini-batches run on their own
+// (<k>/<i>.json) and the groups' files of JSON lines (groups/*.jsonl).
+func doneRecords(t *testing.T, s *objectstore.Store, prefix string) map[int]parallel.MiniBatchResult {
+	t.Helper()
+	objs, err := s.List(context.Background(), prefix)
+	require.NoError(t, err)
+	out := map[int]parallel.MiniBatchResult{}
+	for _, o := range objs {
+		for _, line := range strings.Split(strings.TrimSpace(readObject(t, s, prefix+"/"+o.Path)), "\n") {
+			var r parallel.MiniBatchResult
+			require.NoError(t, json.Unmarshal([]byte(line), &r), "done record %s", o.Path)
+			_, twice := out[r.Index]
+			require.False(t, twice, "mini-batch %d has one done record", r.Index)
+			out[r.Index] = r
+		}
+	}
+	return out
 }

@@ -149,7 +149,7 @@ func (a *Activities) appendRows(ctx context.Context, f parallelFolders, spec par
 		if !ok {
 			continue
 		}
-		done, ok, err := f.doneRecord(ctx, i)
+		done, ok, err := finished.record(ctx, i)
 		if err == nil && ok {
 			_, err = f.share.fetch(ctx, resultOf(i))
 		}

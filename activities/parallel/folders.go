@@ -25,7 +25,8 @@ import (
 //	A/logs/                       job_result.txt, job_progress_overview.*.txt, sys/, user/
 //	A/porch/spec.json             the step as the workflow resolved it, and its plan
 //	A/porch/manifest/             the mini-batches
-//	A/porch/done/<k>/<i>.json     mini-batch i succeeded (k = i/1000)
+//	A/porch/done/<k>/<i>.json     mini-batch i succeeded (k = i/1000), run on its own
+//	A/porch/done/groups/*.jsonl   mini-batches a group ran succeeded (see done.go)
 //	A/porch/results/<k>/<i>.out   what run() returned for mini-batch i (append_row_to)
 type parallelFolders struct {
 	artifactsURI string
@@ -161,45 +162,4 @@ func (f parallelFolders) doneRecord(ctx context.Context, i int) (MiniBatchResult
 		return r, false, err
 	}
 	return r, true, nil
-}
-
-// countDone counts the mini-batches with a done record.
-func (f parallelFolders) countDone(ctx context.Context) (int, error) {
-	files, err := f.share.list(ctx, doneRel)
-	n := 0
-	for _, p := range files {
-		if path.Ext(p) == ".json" {
-			n++
-		}
-	}
-	return n, err
-}
-
-// doneSet tells which mini-batches have a done record, listing the shared
-// records one shard (1000 mini-batches) at a time.
-type doneSet struct {
-	f      parallelFolders
-	shards map[int]map[int]bool
-}
-
-func (d *doneSet) has(ctx context.Context, i int) (bool, error) {
-	k := i / 1000
-	if d.shards == nil {
-		d.shards = map[int]map[int]bool{}
-	}
-	set, ok := d.shards[k]
-	if !ok {
-		files, err := d.f.share.list(ctx, doneRel+"/"+strconv.Itoa(k))
-		if err != nil {
-			return false, err
-		}
-		set = map[int]bool{}
-		for _, p := range files {
-			if n, err := strconv.Atoi(strings.TrimSuffix(path.Base(p), ".json")); err == nil && path.Ext(p) == ".json" {
-				set[n] = true
-			}
-		}
-		d.shards[k] = set
-	}
-	return set[i], nil
 }

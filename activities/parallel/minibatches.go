@@ -195,7 +195,10 @@ func (a *Activities) RunMiniBatch(ctx context.Context, in MiniBatchInput) (MiniB
 		return MiniBatchResult{}, err
 	}
 	defer done()
-	return a.runOne(ctx, rt, in.Index, in.PriorAttempts, beat)
+	if err := rt.groups.refresh(ctx, rt.folders); err != nil {
+		return MiniBatchResult{}, fmt.Errorf("step %q: read the groups' done records: %w", in.Ref.StepPath, err)
+	}
+	return a.runOne(ctx, rt, in.Index, in.PriorAttempts, beat, nil)
 }
 
 // RunMiniBatches processes mini-batches one after another, each as
@@ -210,12 +213,17 @@ func (a *Activities) RunMiniBatches(ctx context.Context, in MiniBatchesInput) (M
 		return MiniBatchesResult{}, err
 	}
 	defer done()
+	if err := rt.groups.refresh(ctx, rt.folders); err != nil {
+		return MiniBatchesResult{}, fmt.Errorf("step %q: read the groups' done records: %w", in.Ref.StepPath, err)
+	}
 	var out MiniBatchesResult
+	log := groupLog{written: time.Now()}
 	for _, i := range in.Indexes {
 		if ctx.Err() != nil {
+			rt.flushStopping(ctx, &log)
 			return out, stepio.Stopped(ctx)
 		}
-		res, err := a.runOne(ctx, rt, i, 0, beat)
+		res, err := a.runOne(ctx, rt, i, 0, beat, &log)
 		var ae *temporal.ApplicationError
 		switch {
 		case err == nil:
@@ -225,8 +233,17 @@ func (a *Activities) RunMiniBatches(ctx context.Context, in MiniBatchesInput) (M
 			_ = ae.Details(&f)
 			out.Failed = append(out.Failed, FailedMiniBatch{Failure: f, Message: ae.Message()})
 		default:
+			rt.flushStopping(ctx, &log)
 			return out, err
 		}
+		if log.due() {
+			if err := rt.flush(ctx, &log); err != nil {
+				return out, fmt.Errorf("step %q: %w", in.Ref.StepPath, err)
+			}
+		}
+	}
+	if err := rt.flush(ctx, &log); err != nil {
+		return out, fmt.Errorf("step %q: %w", in.Ref.StepPath, err)
 	}
 	return out, nil
 }
@@ -267,9 +284,14 @@ func (b *batchBeat) details() any {
 }
 
 // runOne processes mini-batch index, whose earlier activities used prior
-// attempts.
-func (a *Activities) runOne(ctx context.Context, rt *parallelRuntime, index int, prior int32, beat *batchBeat) (MiniBatchResult, error) {
+// attempts. Its done record goes into group's log, or with no group to a
+// file of its own.
+func (a *Activities) runOne(ctx context.Context, rt *parallelRuntime, index int, prior int32, beat *batchBeat, group *groupLog) (MiniBatchResult, error) {
 	ref := rt.ref
+	if r, ok := rt.groups.get(index); ok {
+		r.Skipped = true
+		return r, nil
+	}
 	if r, ok, err := rt.folders.doneRecord(ctx, index); err != nil {
 		return MiniBatchResult{}, fmt.Errorf("step %q: read the done record of mini-batch %d: %w", ref.StepPath, index, err)
 	} else if ok {
@@ -316,7 +338,7 @@ func (a *Activities) runOne(ctx context.Context, rt *parallelRuntime, index int,
 	rt.report(reportRow{index: index, attempt: attempt, result: "succeeded", node: out.Node, process: res.Process,
 		start: started, elapsed: res.Elapsed, items: res.Items, returned: res.Returned})
 	telemetry.MiniBatchSucceeded(metricsHandler(ctx), res.Items, res.Elapsed)
-	if err := rt.commit(ctx, out, req.ResultPath); err != nil {
+	if err := rt.commit(ctx, out, req.ResultPath, group); err != nil {
 		return out, fmt.Errorf("step %q: mini-batch %d: %w", ref.StepPath, index, err)
 	}
 	return out, nil
@@ -324,8 +346,8 @@ func (a *Activities) runOne(ctx context.Context, rt *parallelRuntime, index int,
 
 // commit makes a succeeded mini-batch's work visible: the files it wrote
 // into outputs on object storage, its result, then its done record, which
-// says the rest is there.
-func (rt *parallelRuntime) commit(ctx context.Context, out MiniBatchResult, result string) error {
+// says the rest is there (in a group, once the group writes its records).
+func (rt *parallelRuntime) commit(ctx context.Context, out MiniBatchResult, result string, group *groupLog) error {
 	if err := rt.outputs.upload(ctx); err != nil {
 		return err
 	}
@@ -336,6 +358,10 @@ func (rt *parallelRuntime) commit(ctx context.Context, out MiniBatchResult, resu
 				return fmt.Errorf("publish its results: %w", err)
 			}
 		}
+	}
+	if group != nil {
+		group.pending = append(group.pending, out)
+		return nil
 	}
 	if err := writeJSONFile(f.done(out.Index), out); err != nil {
 		return fmt.Errorf("record it as done: %w", err)

@@ -35,6 +35,8 @@ type parallelRuntime struct {
 	work string
 	// outputs are the step's outputs on object storage, staged in work.
 	outputs *objectOutputs
+	// groups are the groups' done records this worker has read.
+	groups groupRecords
 	// releaseDevices gives back the cores and GPUs the step's processes
 	// hold on this node.
 	releaseDevices func()
