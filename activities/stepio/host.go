@@ -111,6 +111,11 @@ type Beat struct {
 // BeatWhile records a heartbeat with details() every heartbeat interval
 // until the returned function is called.
 func (h *Host) BeatWhile(ctx context.Context, details func() any) (stop func()) {
+	return h.BeatEvery(ctx, h.BeatInterval(), details)
+}
+
+// BeatEvery is BeatWhile with a heartbeat every interval.
+func (h *Host) BeatEvery(ctx context.Context, interval time.Duration, details func() any) (stop func()) {
 	if !activity.IsActivity(ctx) {
 		return func() {}
 	}
@@ -118,7 +123,7 @@ func (h *Host) BeatWhile(ctx context.Context, details func() any) (stop func()) 
 	finished := make(chan struct{})
 	go func() {
 		defer close(finished)
-		tick := time.NewTicker(h.BeatInterval())
+		tick := time.NewTicker(interval)
 		defer tick.Stop()
 		for {
 			select {
