@@ -209,13 +209,19 @@ func (d *doneSet) has(ctx context.Context, i int) (bool, error) {
 		}
 		set = map[int]bool{}
 		for _, p := range files {
-			if n, err := strconv.Atoi(strings.TrimSuffix(path.Base(p), ".json")); err == nil && path.Ext(p) == ".json" {
+			if n, ok := singleRecord(p); ok {
 				set[n] = true
 			}
 		}
 		d.shards[k] = set
 	}
 	return set[i], nil
+}
+
+// singleRecord is the mini-batch whose own done record the file p is.
+func singleRecord(p string) (int, bool) {
+	n, err := strconv.Atoi(strings.TrimSuffix(path.Base(p), ".json"))
+	return n, err == nil && path.Ext(p) == ".json"
 }
 
 // record is mini-batch i's done record, if it has one.
@@ -250,7 +256,7 @@ func (f parallelFolders) countDone(ctx context.Context) (int, error) {
 	}
 	done := map[int]bool{}
 	for _, p := range files {
-		if n, err := strconv.Atoi(strings.TrimSuffix(path.Base(p), ".json")); err == nil && path.Ext(p) == ".json" {
+		if n, ok := singleRecord(p); ok {
 			done[n] = true
 		}
 	}

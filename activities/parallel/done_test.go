@@ -2,10 +2,8 @@ package parallel
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -13,7 +11,6 @@ import (
 
 	"github.com/porch-pipelines/porch/activities/internal/testpython"
 	"github.com/porch-pipelines/porch/activities/stepio"
-	"github.com/porch-pipelines/porch/compiler/plan"
 )
 
 // TestAGroupRecordsItsMiniBatchesInOneFile runs four of six mini-batches
@@ -62,24 +59,7 @@ func TestAGroupRecordsItsMiniBatchesInOneFile(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 6, n, "a group's records and single files count once each")
 
-	out, err := a.FinishParallel(ctx, FinishParallelInput{
-		Progress:  ProgressInput{Ref: p.Ref, Counters: ParallelCounters{Batches: 6, Succeeded: 6}},
-		Succeeded: true,
-	})
-	require.NoError(t, err)
-	var dir string
-	for _, o := range out.Outputs {
-		if o.Name == "out" {
-			dir = o.Path
-		}
-	}
-	got, err := os.ReadFile(filepath.Join(dir, plan.AppendRowFileName))
-	require.NoError(t, err)
-	var want strings.Builder
-	for i := range 12 {
-		fmt.Fprintf(&want, "f%02d.txt\n", i)
-	}
-	assert.Equal(t, want.String(), string(got), "every mini-batch's rows once, in order")
+	assert.Equal(t, echoRows(12), finishEchoStep(t, a, p), "every mini-batch's rows once, in order")
 }
 
 // TestABrokenGroupRecordFileIsAnError: a record file that does not parse

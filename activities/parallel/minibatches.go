@@ -195,9 +195,6 @@ func (a *Activities) RunMiniBatch(ctx context.Context, in MiniBatchInput) (MiniB
 		return MiniBatchResult{}, err
 	}
 	defer done()
-	if err := rt.groups.refresh(ctx, rt.folders); err != nil {
-		return MiniBatchResult{}, fmt.Errorf("step %q: read the groups' done records: %w", in.Ref.StepPath, err)
-	}
 	return a.runOne(ctx, rt, in.Index, in.PriorAttempts, beat, nil)
 }
 
@@ -213,9 +210,6 @@ func (a *Activities) RunMiniBatches(ctx context.Context, in MiniBatchesInput) (M
 		return MiniBatchesResult{}, err
 	}
 	defer done()
-	if err := rt.groups.refresh(ctx, rt.folders); err != nil {
-		return MiniBatchesResult{}, fmt.Errorf("step %q: read the groups' done records: %w", in.Ref.StepPath, err)
-	}
 	var out MiniBatchesResult
 	log := groupLog{written: time.Now()}
 	for _, i := range in.Indexes {
@@ -249,12 +243,17 @@ func (a *Activities) RunMiniBatches(ctx context.Context, in MiniBatchesInput) (M
 }
 
 // batchRuntime readies the step's runtime on this worker for a mini-batch
-// activity and starts its heartbeats, one every interval, which say what
-// beat holds; done stops them and releases the runtime.
+// activity, with the groups' done records written since its last one,
+// and starts its heartbeats, one every interval, which say what beat
+// holds; done stops them and releases the runtime.
 func (a *Activities) batchRuntime(ctx context.Context, ref ParallelStepRef, interval time.Duration) (rt *parallelRuntime, beat *batchBeat, done func(), err error) {
 	a.RefreshDatastores(ctx, ref.artifactsURI())
 	if rt, err = a.parallel().get(ctx, a, ref); err != nil {
 		return nil, nil, nil, err
+	}
+	if err := rt.groups.refresh(ctx, rt.folders); err != nil {
+		rt.release()
+		return nil, nil, nil, fmt.Errorf("step %q: read the groups' done records: %w", ref.StepPath, err)
 	}
 	beat = &batchBeat{}
 	stop := a.BeatEvery(ctx, interval, beat.details)

@@ -133,6 +133,13 @@ func TestMiniBatchesShareProcessesAndIdleOnesShutDown(t *testing.T) {
 		return strings.Count(string(data), "\n") == len(processes)
 	}, 10*time.Second, 20*time.Millisecond)
 
+	assert.Equal(t, echoRows(12), finishEchoStep(t, a, p))
+}
+
+// finishEchoStep finishes a planned echo step whose six mini-batches
+// succeeded and returns what append_row_to holds.
+func finishEchoStep(t *testing.T, a *Activities, p ParallelPlan) string {
+	t.Helper()
 	res, err := a.FinishParallel(context.Background(), FinishParallelInput{
 		Progress:  ProgressInput{Ref: p.Ref, Counters: ParallelCounters{Batches: 6, Succeeded: 6}},
 		Succeeded: true,
@@ -146,11 +153,17 @@ func TestMiniBatchesShareProcessesAndIdleOnesShutDown(t *testing.T) {
 	}
 	got, err := os.ReadFile(filepath.Join(out, plan.AppendRowFileName))
 	require.NoError(t, err)
+	return string(got)
+}
+
+// echoRows is what append_row_to holds once echoScript has run over
+// files files: every file's name once, in order.
+func echoRows(files int) string {
 	var want strings.Builder
-	for i := range 12 {
+	for i := range files {
 		fmt.Fprintf(&want, "f%02d.txt\n", i)
 	}
-	assert.Equal(t, want.String(), string(got))
+	return want.String()
 }
 
 // mlflowScript imports mlflow at module level, as Azure's batch-scoring
