@@ -229,10 +229,16 @@ func (d *doneSet) record(ctx context.Context, i int) (MiniBatchResult, bool, err
 	if err := d.readGroups(ctx); err != nil {
 		return MiniBatchResult{}, false, err
 	}
-	if r, ok := d.groups.get(i); ok {
+	return doneRecordIn(ctx, d.groups, d.f, i)
+}
+
+// doneRecordIn is mini-batch i's done record, if it has one: among the
+// groups' records read into g, else its own file.
+func doneRecordIn(ctx context.Context, g *groupRecords, f parallelFolders, i int) (MiniBatchResult, bool, error) {
+	if r, ok := g.get(i); ok {
 		return r, true, nil
 	}
-	return d.f.doneRecord(ctx, i)
+	return f.doneRecord(ctx, i)
 }
 
 // readGroups reads the groups' records the first time they are needed.

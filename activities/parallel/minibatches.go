@@ -307,11 +307,7 @@ func (b *batchBeat) details() any {
 // file of its own.
 func (a *Activities) runOne(ctx context.Context, rt *parallelRuntime, index int, prior int32, beat *batchBeat, group *groupLog) (MiniBatchResult, error) {
 	ref := rt.ref
-	if r, ok := rt.groups.get(index); ok {
-		r.Skipped = true
-		return r, nil
-	}
-	if r, ok, err := rt.folders.doneRecord(ctx, index); err != nil {
+	if r, ok, err := doneRecordIn(ctx, &rt.groups, rt.folders, index); err != nil {
 		return MiniBatchResult{}, fmt.Errorf("step %q: read the done record of mini-batch %d: %w", ref.StepPath, index, err)
 	} else if ok {
 		r.Skipped = true
