@@ -109,7 +109,7 @@ func runProcess(ctx context.Context, spec procSpec, grace time.Duration) (procRe
 		}
 		return res, err
 	}
-	defer func() { _ = grp.Release() }()
+	defer grp.Release()
 	pgid := grp.Pgid()
 	argv := []string{"/bin/sh", "-c", spec.line}
 	var cmd *exec.Cmd

@@ -121,7 +121,7 @@ func spawn(o *resolved, slot string, secrets []string) (*process, error) {
 		f.Close()
 	}
 	if err != nil {
-		_ = grp.Release()
+		grp.Release()
 		reqW.Close()
 		evR.Close()
 		return nil, &BatchError{Kind: KindInitFailed, Process: slot, Message: fmt.Sprintf(
@@ -154,7 +154,7 @@ func (o *resolved) command(slot, arg string) (*launch.Group, *os.File, *os.File,
 	if c := o.Container; c != nil {
 		ic, reqW, evR, err := c.pipes(slot)
 		if err != nil {
-			_ = grp.Release()
+			grp.Release()
 			return nil, nil, nil, nil, nil, err
 		}
 		cmd := grp.Exec(c.Name, o.dir, o.env, ic.argv(o.python, o.driver, arg))
@@ -162,14 +162,14 @@ func (o *resolved) command(slot, arg string) (*launch.Group, *os.File, *os.File,
 	}
 	reqR, reqW, err := os.Pipe()
 	if err != nil {
-		_ = grp.Release()
+		grp.Release()
 		return nil, nil, nil, nil, nil, err
 	}
 	evR, evW, err := os.Pipe()
 	if err != nil {
 		reqR.Close()
 		reqW.Close()
-		_ = grp.Release()
+		grp.Release()
 		return nil, nil, nil, nil, nil, err
 	}
 	cmd := grp.Host([]string{o.python, o.driver, arg}, o.dir, o.env)
@@ -192,7 +192,7 @@ func (pr *process) monitor(cmd *exec.Cmd, line *launch.Group) {
 		// driver first when porch stopped it.
 		pr.inside.remove()
 	}
-	_ = line.Release()
+	line.Release()
 	_ = cmd.Wait()
 	pr.state = cmd.ProcessState
 	close(pr.exited)

@@ -117,12 +117,13 @@ func (r Runtime) Remove(name string) error {
 }
 
 // Release ends the group once its work is over: what is left of it on the
-// host is killed. The container, if any, is left to its --rm or to Remove.
-func (g *Group) Release() error {
+// host is killed, shortly after Release returns. The container, if any, is
+// left to its --rm or to Remove.
+func (g *Group) Release() {
 	if g == nil {
-		return nil
+		return
 	}
-	return g.line.Release()
+	g.line.Release()
 }
 
 // InitPID is the host's pid of container name's init.

@@ -20,22 +20,21 @@
 package lifeline
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // watcher ignores the signals porch uses to stop a group gently, so that
 // leftovers which outlive a SIGTERM still die with the worker. It reads
-// "done" from a lifeline released on purpose, end-of-file when the worker
-// died; only then does it run the cleanup.
-const watcher = `trap '' TERM INT HUP; read x; [ "$x" = done ] || %s; kill -KILL 0`
-
-// released is what Release writes to the watcher.
-const released = "done\n"
+// end-of-file when the worker died, runs the cleanup and kills its group;
+// a lifeline released on purpose kills the group, watcher included.
+const watcher = `trap '' TERM INT HUP; read x; %s; kill -KILL 0`
 
 // Line is one group's lifeline.
 type Line struct {
@@ -47,7 +46,24 @@ type Line struct {
 // processes with SysProcAttr{Setpgid: true, Pgid: l.Pgid()}. cleanup, when
 // given, is a command (argv) the watcher runs when the worker dies, before
 // it kills the group.
+//
+// A lifeline without cleanup (a group on the host) is started ahead of
+// time: Start hands out a spare watcher, already running, and Release
+// starts the next spare in the background, so that starting a watcher is
+// on neither a step's way nor beside its own processes' start. A spare
+// leads a group of its own, empty until handed out.
 func Start(cleanup ...string) (*Line, error) {
+	if len(cleanup) > 0 {
+		return start(cleanup)
+	}
+	if l := spares.take(); l != nil {
+		return l, nil
+	}
+	return start(nil)
+}
+
+// start starts a watcher now.
+func start(cleanup []string) (*Line, error) {
 	r, w, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("start a lifeline: %w", err)
@@ -66,25 +82,85 @@ func Start(cleanup ...string) (*Line, error) {
 	return &Line{cmd: cmd, w: w}, nil
 }
 
+// spares holds the worker's spare lifeline.
+var spares spare
+
+// spare is at most one watcher started ahead of time.
+type spare struct {
+	mu       sync.Mutex
+	line     *Line
+	starting bool
+}
+
+// take hands out the spare, nil when there is none or it has died (a
+// reclaimed node's worker kills every group it started, the spare's too).
+func (s *spare) take() *Line {
+	s.mu.Lock()
+	l := s.line
+	s.line = nil
+	s.mu.Unlock()
+	if l == nil || l.alive() {
+		return l
+	}
+	l.w.Close()
+	_ = l.cmd.Wait()
+	return nil
+}
+
+// refill starts a spare when there is none and none is starting.
+func (s *spare) refill() {
+	s.mu.Lock()
+	if s.line != nil || s.starting {
+		s.mu.Unlock()
+		return
+	}
+	s.starting = true
+	s.mu.Unlock()
+	l, err := start(nil)
+	s.mu.Lock()
+	s.starting = false
+	if err == nil {
+		s.line = l
+	}
+	s.mu.Unlock()
+}
+
+// alive says the watcher has not exited, without reaping it.
+func (l *Line) alive() bool {
+	var info unix.Siginfo
+	for {
+		err := unix.Waitid(unix.P_PID, l.cmd.Process.Pid, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
+		if err == unix.EINTR {
+			continue
+		}
+		// For a process that has exited the kernel fills in SIGCHLD; for
+		// one still running it leaves the (zeroed) info alone.
+		return err == nil && info.Signo == 0
+	}
+}
+
 // Pgid is the id of the group: the watcher's process id.
 func (l *Line) Pgid() int { return l.cmd.Process.Pid }
 
-// Release ends the lifeline once the group's work is over: the watcher
-// kills what is left of its group (itself, and any process that
-// outlived the worker's own stopping) and is reaped.
-func (l *Line) Release() error {
+// Release ends the lifeline once the group's work is over: what is left
+// of the group (any process that outlived the worker's own stopping, and
+// the watcher) is killed before Release returns. The watcher is reaped in
+// the background, and the next spare starts then.
+func (l *Line) Release() {
 	if l == nil {
-		return nil
+		return
 	}
-	_, _ = l.w.WriteString(released)
+	// The watcher leads the group until it is reaped, so the id is still
+	// the group's. Killing the group here, rather than telling the
+	// watcher to, leaves nothing running once Release returns; the
+	// watcher dies without running its cleanup, as a released watcher
+	// must.
+	_ = syscall.Kill(-l.Pgid(), syscall.SIGKILL)
 	l.w.Close()
-	err := l.cmd.Wait()
-	var exit *exec.ExitError
-	if errors.As(err, &exit) {
-		// The watcher dies of its own SIGKILL.
-		return nil
-	}
-	return err
+	go func() {
+		_ = l.cmd.Wait()
+		spares.refill()
+	}()
 }
 
 // shellLine quotes argv for the watcher's shell; ":" (do nothing) for

@@ -94,7 +94,7 @@ func TestReleaseRunsNoCleanup(t *testing.T) {
 	marker := filepath.Join(t.TempDir(), "cleaned")
 	l, err := Start("/bin/sh", "-c", "echo > "+marker)
 	require.NoError(t, err)
-	require.NoError(t, l.Release())
+	l.Release()
 	assert.NoFileExists(t, marker)
 }
 
@@ -130,8 +130,57 @@ func TestReleaseEndsTheLifelineAndWhatIsLeftOfTheGroup(t *testing.T) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pgid: l.Pgid()}
 	require.NoError(t, cmd.Start())
 	require.NoError(t, cmd.Wait())
-	require.NoError(t, l.Release())
+	l.Release()
 	// SIGKILL lands asynchronously: waits for it.
 	assert.Eventually(t, func() bool { return live(l.Pgid()) == 0 }, 5*time.Second, 10*time.Millisecond,
 		"the background sleep goes with the lifeline")
+}
+
+// spareReady waits for the spare a release starts in the background.
+func spareReady(t *testing.T) *Line {
+	t.Helper()
+	var l *Line
+	require.Eventually(t, func() bool {
+		spares.mu.Lock()
+		defer spares.mu.Unlock()
+		l = spares.line
+		return l != nil
+	}, 5*time.Second, time.Millisecond, "a release starts a spare lifeline")
+	return l
+}
+
+func TestStartHandsOutTheSpareStartedAhead(t *testing.T) {
+	first, err := Start()
+	require.NoError(t, err)
+	first.Release()
+	ready := spareReady(t)
+	second, err := Start()
+	require.NoError(t, err)
+	defer second.Release()
+	assert.Same(t, ready, second, "the spare is handed out")
+	assert.True(t, second.alive())
+	// A group led by the spare dies with it as any other.
+	cmd := exec.Command("/bin/sh", "-c", "sleep 300 & exit 0")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pgid: second.Pgid()}
+	require.NoError(t, cmd.Start())
+	require.NoError(t, cmd.Wait())
+	second.Release()
+	assert.Eventually(t, func() bool { return live(second.Pgid()) == 0 }, 5*time.Second, 10*time.Millisecond)
+}
+
+// TestADeadSpareIsNotHandedOut: a reclaimed node's worker kills every
+// group it started, the spare's too; a group led by a dead watcher would
+// not die with its worker.
+func TestADeadSpareIsNotHandedOut(t *testing.T) {
+	first, err := Start()
+	require.NoError(t, err)
+	first.Release()
+	dead := spareReady(t)
+	require.NoError(t, syscall.Kill(-dead.Pgid(), syscall.SIGKILL))
+	require.Eventually(t, func() bool { return !dead.alive() }, 5*time.Second, time.Millisecond)
+	l, err := Start()
+	require.NoError(t, err)
+	defer l.Release()
+	assert.NotSame(t, dead, l)
+	assert.True(t, l.alive())
 }

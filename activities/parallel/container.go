@@ -83,7 +83,7 @@ func (a *Activities) startInstance(ctx context.Context, rt *parallelRuntime, img
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		grp.Remove()
-		_ = grp.Release()
+		grp.Release()
 		return nil, stepio.Invalid("step %q: cannot start the entry scripts' container of image %s with %s: %s",
 			rt.ref.StepPath, img.Ref, a.Runtime.Kind, strings.TrimSpace(string(out)))
 	}
@@ -101,7 +101,7 @@ func (in *instance) stop() {
 		return
 	}
 	in.grp.Remove()
-	_ = in.grp.Release()
+	in.grp.Release()
 }
 
 // pids are the container's processes as the host sees them.
