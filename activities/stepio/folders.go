@@ -95,12 +95,19 @@ func (h *Host) PrepareFolders(ctx context.Context, in Step, instance int, spread
 	// first: a folder holding a mount cannot be removed. Instances spread
 	// over workers run once (the step fails with any of them) and share
 	// the artifacts folder, so none clears it.
-	if _, err := lazyfs.DetachStale(f.Work); err != nil {
-		return f, fmt.Errorf("remove stale folder of an earlier attempt: %w", err)
-	}
-	for _, d := range []string{f.Artifacts, f.Work} {
+	// A first attempt finds neither folder: one look at each, rather than
+	// a read of the host's mount table and two removals.
+	for _, d := range []string{f.Work, f.Artifacts} {
 		if spread && d == f.Artifacts {
 			continue
+		}
+		if _, err := os.Lstat(d); errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if d == f.Work {
+			if _, err := lazyfs.DetachStale(f.Work); err != nil {
+				return f, fmt.Errorf("remove stale folder of an earlier attempt: %w", err)
+			}
 		}
 		if err := os.RemoveAll(d); err != nil {
 			return f, fmt.Errorf("remove stale folder of an earlier attempt: %w", err)

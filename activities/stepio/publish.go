@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 )
 
 // Outputs on local datastores are written by each attempt into a staging
@@ -14,19 +15,22 @@ import (
 // only when the attempt succeeds: an attempt that fails, or that a dead
 // worker abandoned, never shows in an output.
 //
-//	<output's folder>/.porch-staging/<output's name>/<run>/<step execution>/<attempt>/
+//	<output's folder>/.porch-staging/<output's name>.<run>.<step execution>.<attempt>/
 //
 // The run and the step execution (its workflow run id) keep apart two runs
-// writing one fixed path:, and a step's executions before and after a
+// writing one fixed path, and a step's executions before and after a
 // reset: an attempt clears only its own execution's earlier attempts.
+// The attempts' folders sit side by side in one folder: each folder
+// created and removed is a step's cost (about 0.15 ms each on ext4), and
+// a deeper layout took five to create and four to remove.
 const stagingDir = ".porch-staging"
 
 // staged is one output an attempt writes in staging.
 type staged struct {
 	name string
-	// top is the output's staging root (every run's); root the step
-	// execution's (its attempts'); dir the attempt's.
-	top, root, dir string
+	// top is the output's staging folder (every run's); dir the
+	// attempt's in it.
+	top, dir string
 	// final is the output's path; file says it is a uri_file.
 	final string
 	file  bool
@@ -54,32 +58,34 @@ func stage(name, final, execution, attempt string, file, own bool) (staged, erro
 	if execution == "" {
 		execution = "local"
 	}
-	top := filepath.Join(filepath.Dir(final), stagingDir, filepath.Base(final))
-	root := filepath.Join(top, filepath.FromSlash(execution))
-	s := staged{name: name, top: top, root: root, dir: filepath.Join(root, attempt), final: final, file: file, own: own}
-	entries, err := os.ReadDir(root)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return s, err
-	}
-	for _, e := range entries {
-		if earlierAttempt(e.Name(), attempt) {
-			if err := os.RemoveAll(filepath.Join(root, e.Name())); err != nil {
+	top := filepath.Join(filepath.Dir(final), stagingDir)
+	prefix := name + "." + strings.ReplaceAll(execution, "/", ".") + "."
+	s := staged{name: name, top: top, dir: filepath.Join(top, prefix+attempt), final: final, file: file, own: own}
+	// Attempts are numbered from 1: those before this one died with
+	// their workers, or they would have published or discarded.
+	if n, err := strconv.Atoi(attempt); err == nil {
+		for k := 1; k < n; k++ {
+			if err := os.RemoveAll(filepath.Join(top, prefix+strconv.Itoa(k))); err != nil {
 				return s, err
 			}
 		}
 	}
-	if err := os.RemoveAll(s.dir); err != nil {
-		return s, err
+	err := os.Mkdir(s.dir, 0o755)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if err := os.MkdirAll(top, 0o755); err != nil {
+			return s, err
+		}
+		err = os.Mkdir(s.dir, 0o755)
+	case errors.Is(err, fs.ErrExist):
+		// This very attempt staged before (its activity was retried
+		// on this worker): it starts again from nothing.
+		if err := os.RemoveAll(s.dir); err != nil {
+			return s, err
+		}
+		err = os.Mkdir(s.dir, 0o755)
 	}
-	return s, os.MkdirAll(s.dir, 0o755)
-}
-
-// earlierAttempt says whether the staging folder called name belongs to an
-// attempt before attempt (or to none porch knows).
-func earlierAttempt(name, attempt string) bool {
-	n, err1 := strconv.Atoi(name)
-	a, err2 := strconv.Atoi(attempt)
-	return err1 != nil || err2 != nil || n < a
+	return s, err
 }
 
 // publish moves the attempt's output into place. A folder lands whole
@@ -115,9 +121,11 @@ func (s staged) publish() error {
 			}
 		}
 	}
-	err := os.Rename(s.dir, s.final)
-	if err != nil {
-		if err = mergeInto(s.dir, s.final); err != nil {
+	if os.Rename(s.dir, s.final) != nil {
+		if err := mergeInto(s.dir, s.final); err != nil {
+			return err
+		}
+		if err := os.RemoveAll(s.dir); err != nil {
 			return err
 		}
 	}
@@ -126,21 +134,21 @@ func (s staged) publish() error {
 			return err
 		}
 	}
-	return s.discard()
+	s.tidy()
+	return nil
 }
 
-// discard removes the attempt's staging folder, and the folders above it
-// up to .porch-staging as they empty: another run's or execution's
-// staging keeps its own.
+// discard removes the attempt's staging folder, and the output's staging
+// folder when it is left empty.
 func (s staged) discard() error {
 	err := os.RemoveAll(s.dir)
-	for d := filepath.Dir(s.dir); d != filepath.Dir(filepath.Dir(s.top)); d = filepath.Dir(d) {
-		if os.Remove(d) != nil {
-			break // not empty
-		}
-	}
+	s.tidy()
 	return err
 }
+
+// tidy removes the output's staging folder once no attempt stages in it:
+// another run's or execution's attempt keeps it.
+func (s staged) tidy() { _ = os.Remove(s.top) }
 
 // mergeInto moves src's entries into the folder dst, replacing files of the
 // same names and merging folders.

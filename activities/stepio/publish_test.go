@@ -144,3 +144,19 @@ func TestAStepsOwnFolderIsReplacedWhole(t *testing.T) {
 	assert.Equal(t, "new", read(t, filepath.Join(final, "same.txt")))
 	assert.NoDirExists(t, filepath.Join(filepath.Dir(final), stagingDir))
 }
+
+// TestAnAttemptStagedAgainStartsFromNothing: an activity retried on the
+// same worker under the same attempt number finds its own staging.
+func TestAnAttemptStagedAgainStartsFromNothing(t *testing.T) {
+	final := filepath.Join(t.TempDir(), "out")
+	first, err := stage("out", final, "r1/e1", "1", false, false)
+	require.NoError(t, err)
+	write(t, filepath.Join(first.path(), "half.txt"), "half done")
+	again, err := stage("out", final, "r1/e1", "1", false, false)
+	require.NoError(t, err)
+	assert.Equal(t, first.dir, again.dir)
+	entries, err := os.ReadDir(again.dir)
+	require.NoError(t, err)
+	assert.Empty(t, entries)
+	assert.Equal(t, filepath.Join(filepath.Dir(final), stagingDir, "out.r1.e1.1"), again.dir, "one folder an attempt, side by side")
+}
