@@ -187,3 +187,43 @@ func TestManagedStepOutputIsRedacted(t *testing.T) {
 	assert.NotContains(t, log, "the-worker-secret")
 	assert.Equal(t, "err=<redacted>", strings.Join(res.tail, "|"))
 }
+
+// TestLeftoversAreFoundAmongTheNewcomers: a group's background process has
+// an id given after the group's first process, so a look at those few ids
+// finds it, as a read of every process would.
+func TestLeftoversAreFoundAmongTheNewcomers(t *testing.T) {
+	since := hostPIDs()
+	require.Positive(t, since.forks, "/proc/stat counts forks")
+	require.Positive(t, since.tasks, "/proc/loadavg counts tasks")
+	cmd := exec.Command("/bin/sh", "-c", "sleep 300 >/dev/null 2>&1 & echo $!")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	out, err := cmd.Output()
+	require.NoError(t, err)
+	pgid := cmd.Process.Pid
+	t.Cleanup(func() { _ = syscall.Kill(-pgid, syscall.SIGKILL) })
+	child, err := strconv.Atoi(strings.TrimSpace(string(out)))
+	require.NoError(t, err)
+
+	ids := newcomers{first: pgid, since: since}
+	pids, ok := ids.pids()
+	if !ok {
+		t.Skipf("ids wrapped at pid_max while the test ran (first %d): the listing is read instead", pgid)
+	}
+	assert.Contains(t, pids, child, "the background sleep is a newcomer")
+	assert.Equal(t, 1, groupMembers(pgid, ids), "the sleep; the exited leader does not count")
+	assert.Equal(t, 1, groupMembers(pgid, newcomers{first: pgid, since: pidCounts{forks: -1, tasks: -1}}), "the same from the listing")
+	assert.Equal(t, 1, stopLeftovers(pgid, ids, 2*time.Second))
+	assert.Equal(t, 0, groupMembers(pgid, ids), "stopped")
+}
+
+// TestTooManyForksSinceMeansTheListing: ids that may have gone all the way
+// round since the group's first process cannot be told by their order.
+func TestTooManyForksSinceMeansTheListing(t *testing.T) {
+	now := hostPIDs()
+	long := newcomers{first: os.Getpid(), since: pidCounts{forks: now.forks - int64(readPIDMax()), tasks: now.tasks}}
+	_, ok := long.pids()
+	assert.False(t, ok)
+	wrapped := newcomers{first: readPIDMax() - 1, since: now}
+	_, ok = wrapped.pids()
+	assert.False(t, ok, "the last id given is below the first: they wrapped")
+}
