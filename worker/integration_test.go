@@ -67,7 +67,9 @@ func runMain(m *testing.M) int {
 	defer srv.Stop()
 	defer s3test.Stop()
 	serverAddress = srv.FrontendAddress()
-	c, err := client.Dial(client.Options{HostPort: srv.FrontendAddress(), Logger: quietLogger{}})
+	// Uncompressed, as porch's CLI talks to a server on its host.
+	c, err := client.Dial(client.Options{HostPort: srv.FrontendAddress(), Logger: quietLogger{},
+		ConnectionOptions: client.ConnectionOptions{GrpcCompression: &client.GrpcCompressionNone{}}})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "dial:", err)
 		return 1

@@ -11,6 +11,7 @@ import (
 	"github.com/porch-pipelines/porch/internal/tlstest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/contrib/envconfig"
 )
 
@@ -137,4 +138,21 @@ func TestDialDevLocalAddress(t *testing.T) {
 	c, err := dialClient(context.Background(), s, sdkLogger(t.Output(), slog.LevelWarn))
 	require.NoError(t, err)
 	c.Close()
+}
+
+// TestAServerOnThisHostGetsUncompressedRequests: gzip between processes of
+// one host only costs CPU; a remote server keeps the SDK's default.
+func TestAServerOnThisHostGetsUncompressedRequests(t *testing.T) {
+	for addr, local := range map[string]bool{
+		"127.0.0.1:7233": true, "localhost:7233": true, "[::1]:7233": true, "127.0.0.2:7233": true,
+		"temporal.example.com:7233": false, "10.0.0.5:7233": false, "127.0.0.1": false,
+	} {
+		opts, err := clientOptions(settings{Address: addr, Namespace: "default"})
+		require.NoError(t, err, addr)
+		if local {
+			assert.IsType(t, &client.GrpcCompressionNone{}, opts.ConnectionOptions.GrpcCompression, addr)
+		} else {
+			assert.Nil(t, opts.ConnectionOptions.GrpcCompression, addr+": the SDK's default, gzip")
+		}
+	}
 }
