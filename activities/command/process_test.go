@@ -205,11 +205,13 @@ func TestLeftoversAreFoundAmongTheNewcomers(t *testing.T) {
 	require.NoError(t, err)
 
 	ids := newcomers{first: pgid, since: since}
-	pids, ok := ids.pids()
-	if !ok {
-		t.Skipf("ids wrapped at pid_max while the test ran (first %d): the listing is read instead", pgid)
+	if pids, ok := ids.pids(); ok {
+		assert.Contains(t, pids, child, "the background sleep is a newcomer")
+	} else {
+		// A busy host gave out more than maxNewcomers ids meanwhile, or
+		// they wrapped at pid_max: the listing is read, as checked below.
+		t.Logf("the newcomers cannot be told apart (first %d): the listing is read", pgid)
 	}
-	assert.Contains(t, pids, child, "the background sleep is a newcomer")
 	assert.Equal(t, 1, groupMembers(pgid, ids), "the sleep; the exited leader does not count")
 	assert.Equal(t, 1, groupMembers(pgid, newcomers{first: pgid, since: pidCounts{forks: -1, tasks: -1}}), "the same from the listing")
 	assert.Equal(t, 1, stopLeftovers(pgid, ids, 2*time.Second))
