@@ -336,13 +336,14 @@ type newcomers struct {
 // pidCounts are what the host has counted of its process ids.
 type pidCounts struct {
 	// forks is the host's forks since boot, tasks its processes and
-	// threads; -1 when unknown.
+	// threads, last the last id given; -1 when unknown.
 	forks, tasks int64
+	last         int
 }
 
 // hostPIDs reads the host's counts (/proc/stat, /proc/loadavg).
 func hostPIDs() pidCounts {
-	c := pidCounts{forks: -1, tasks: -1}
+	c := pidCounts{forks: -1, tasks: -1, last: -1}
 	if b, err := os.ReadFile("/proc/stat"); err == nil {
 		if _, rest, ok := bytes.Cut(b, []byte("\nprocesses ")); ok {
 			line, _, _ := bytes.Cut(rest, []byte("\n"))
@@ -352,23 +353,21 @@ func hostPIDs() pidCounts {
 		}
 	}
 	// "0.10 0.20 0.30 1/134 15786": runnable/tasks, then the last id given.
-	if f := loadavg(); len(f) >= 4 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return c
+	}
+	if f := strings.Fields(string(b)); len(f) >= 5 {
 		if _, tasks, ok := strings.Cut(f[3], "/"); ok {
 			if v, err := strconv.ParseInt(tasks, 10, 64); err == nil {
 				c.tasks = v
 			}
 		}
+		if v, err := strconv.Atoi(f[4]); err == nil {
+			c.last = v
+		}
 	}
 	return c
-}
-
-// loadavg is /proc/loadavg's fields.
-func loadavg() []string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return nil
-	}
-	return strings.Fields(string(b))
 }
 
 // maxNewcomers bounds the ids looked at one by one: past it, one read of
@@ -379,47 +378,44 @@ const maxNewcomers = 256
 // count shows they did not go all the way round since, and they are few.
 func (n newcomers) pids() ([]int, bool) {
 	now := hostPIDs()
-	f := loadavg()
-	pidMax := readPIDMax()
-	if n.since.forks < 0 || now.forks < 0 || n.since.tasks < 0 || len(f) < 5 || pidMax <= 0 {
+	limit := int64(readPIDMax())
+	if n.since.forks < 0 || n.since.tasks < 0 || now.forks < 0 || now.last < 0 || limit <= 0 {
 		return nil, false
 	}
-	last, err := strconv.Atoi(f[4])
-	if err != nil {
-		return nil, false
-	}
-	// Going round means passing every free id once: at least pid_max,
-	// less the 300 reserved, less those in use, which are at most the
-	// tasks there were plus those forked since.
+	// Going round means passing every id once: pid_max of them, less the
+	// 300 reserved, each given out (a fork) or skipped as in use. A task
+	// holds at most three ids in use (its own, its group's, its
+	// session's), and there were at most the tasks there were plus those
+	// forked since.
 	forks := now.forks - n.since.forks
-	if 2*forks+n.since.tasks+301 >= int64(pidMax) {
+	if forks+3*(n.since.tasks+forks)+300 >= limit {
 		return nil, false
 	}
 	// Ids that wrapped at pid_max since (once in pid_max forks) are
 	// looked for in the listing.
-	if last < n.first || last-n.first > maxNewcomers {
+	if now.last < n.first || now.last-n.first > maxNewcomers {
 		return nil, false
 	}
-	pids := make([]int, 0, last-n.first+1)
-	for pid := n.first; pid <= last; pid++ {
+	pids := make([]int, 0, now.last-n.first+1)
+	for pid := n.first; pid <= now.last; pid++ {
 		pids = append(pids, pid)
 	}
 	return pids, true
 }
 
-// pidMax is the host's pid_max, read once.
-var pidMax struct {
+// hostPIDMax is the host's pid_max, read once.
+var hostPIDMax struct {
 	once sync.Once
 	n    int
 }
 
 func readPIDMax() int {
-	pidMax.once.Do(func() {
+	hostPIDMax.once.Do(func() {
 		if b, err := os.ReadFile("/proc/sys/kernel/pid_max"); err == nil {
-			pidMax.n, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+			hostPIDMax.n, _ = strconv.Atoi(strings.TrimSpace(string(b)))
 		}
 	})
-	return pidMax.n
+	return hostPIDMax.n
 }
 
 // procStat is what porch reads of a process from /proc/<pid>/stat.
