@@ -117,8 +117,8 @@ func (r Runtime) Remove(name string) error {
 }
 
 // Release ends the group once its work is over: what is left of it on the
-// host is killed, shortly after Release returns. The container, if any, is
-// left to its --rm or to Remove.
+// host is killed before Release returns. The container, if any, is left to
+// its --rm or to Remove.
 func (g *Group) Release() {
 	if g == nil {
 		return
