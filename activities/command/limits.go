@@ -163,15 +163,11 @@ func watchMemory(guards []*memoryGuard, interval time.Duration) (stop func()) {
 			case <-tick.C:
 			}
 			used := make([]int64, len(guards))
-			entries, err := os.ReadDir("/proc")
+			pids, err := allPIDs()
 			if err != nil {
 				continue
 			}
-			for _, e := range entries {
-				pid, err := strconv.Atoi(e.Name())
-				if err != nil {
-					continue
-				}
+			for _, pid := range pids {
 				st, ok := readProcStat(pid, buf)
 				if !ok || !st.live() {
 					continue

@@ -287,7 +287,8 @@ func waitGroupGone(pgid int, ids newcomers, limit time.Duration) bool {
 func groupMembers(pgid int, ids newcomers) int {
 	pids, ok := ids.pids()
 	if !ok {
-		pids = allPIDs()
+		// Unreadable, none is left that porch can see.
+		pids, _ = allPIDs()
 	}
 	buf := make([]byte, 1024)
 	n := 0
@@ -304,10 +305,10 @@ func groupMembers(pgid int, ids newcomers) int {
 }
 
 // allPIDs are the ids of the host's processes, from one read of /proc.
-func allPIDs() []int {
+func allPIDs() ([]int, error) {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
-		return nil
+		return nil, err
 	}
 	pids := make([]int, 0, len(entries))
 	for _, e := range entries {
@@ -315,7 +316,7 @@ func allPIDs() []int {
 			pids = append(pids, pid)
 		}
 	}
-	return pids
+	return pids, nil
 }
 
 // newcomers are the processes a step's command may have started: its
@@ -479,16 +480,12 @@ func readProcStat(pid int, buf []byte) (procStat, bool) {
 // to the steps it runs.
 func KillChildren() {
 	self, own := os.Getpid(), syscall.Getpgrp()
-	entries, err := os.ReadDir("/proc")
+	pids, err := allPIDs()
 	if err != nil {
 		return
 	}
 	buf := make([]byte, 1024)
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
+	for _, pid := range pids {
 		st, ok := readProcStat(pid, buf)
 		switch {
 		case !ok || st.ppid != self:
