@@ -64,8 +64,6 @@ var tunedDynamicConfig = map[string]any{
 
 // baseDynamicConfig holds settings the dev server needs whatever the tuning.
 var baseDynamicConfig = map[string]any{
-	// Search attributes added at run time are visible at once.
-	"system.forceSearchAttributesCacheRefreshOnRead": true,
 	// The scanners garbage-collect task queues and history branches of a
 	// long-lived cluster; the parent-close-policy worker offloads closing
 	// many children to a system workflow. The server never stops these SDK
