@@ -128,10 +128,10 @@ func TestRunCommandWritesOutputsAndRendersLiterals(t *testing.T) {
 
 	log := readFile(t, filepath.Join(art, "user_logs", "std_log.txt"))
 	// Staged per run, step execution (the workflow run) and attempt.
-	staged := filepath.Join(filepath.Dir(model), ".porch-staging", "model.run1.default-test-run-id.1")
+	staged := filepath.Join(filepath.Dir(model), ".porch-staging.model.run1.default-test-run-id.1")
 	assert.Contains(t, log, "porch: command: echo lr=1e-3 flag=False > "+staged+"/args.txt", "the attempt writes its outputs in staging")
 	assert.Contains(t, log, `porch: output "model" is written at `+staged+" and moves to "+model+" when the attempt succeeds")
-	assert.NoDirExists(t, filepath.Dir(staged), "published outputs leave no staging behind")
+	assert.NoDirExists(t, staged, "published outputs leave no staging behind")
 	assert.Contains(t, log, "to-stdout\n")
 	assert.NotContains(t, log, "environments", "no environment, no note")
 }

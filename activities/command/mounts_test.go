@@ -124,7 +124,7 @@ func TestRoMountInputsAreUnmountedWhenTheStepIsCancelled(t *testing.T) {
 	}()
 	// Waits for the command to have read its inputs through the mounts.
 	// The attempt writes its output in staging until it succeeds.
-	mounts := filepath.Join(a.Home, "datastores", plan.DefaultDatastore, "azureml", "r1", "cancel", ".porch-staging", "out.r1.local.1", "mounts")
+	mounts := filepath.Join(a.Home, "datastores", plan.DefaultDatastore, "azureml", "r1", "cancel", ".porch-staging.out.r1.local.1", "mounts")
 	require.Eventually(t, func() bool {
 		info, err := os.Stat(mounts)
 		return err == nil && info.Size() > 0

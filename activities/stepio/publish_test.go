@@ -22,6 +22,14 @@ func read(t *testing.T, path string) string {
 	return string(b)
 }
 
+// assertNoStaging says no attempt's staging folder is left beside final.
+func assertNoStaging(t *testing.T, final string, msg ...any) {
+	t.Helper()
+	left, err := filepath.Glob(filepath.Join(filepath.Dir(final), stagingPrefix+"*"))
+	require.NoError(t, err)
+	assert.Empty(t, left, msg...)
+}
+
 func TestAStagedFolderLandsWholeAndLeavesNoStaging(t *testing.T) {
 	final := filepath.Join(t.TempDir(), "run", "step", "model")
 	s, err := stage("model", final, "r1/e1", "1", false, false)
@@ -30,7 +38,7 @@ func TestAStagedFolderLandsWholeAndLeavesNoStaging(t *testing.T) {
 	write(t, filepath.Join(s.path(), "w.bin"), "weights")
 	require.NoError(t, s.publish())
 	assert.Equal(t, "weights", read(t, filepath.Join(final, "w.bin")))
-	assert.NoDirExists(t, filepath.Join(filepath.Dir(final), stagingDir))
+	assertNoStaging(t, final)
 }
 
 func TestALaterAttemptClearsWhatAnAbandonedOneStaged(t *testing.T) {
@@ -71,7 +79,7 @@ func TestAStagedFileReplacesTheOutputFile(t *testing.T) {
 	write(t, s.path(), "new")
 	require.NoError(t, s.publish())
 	assert.Equal(t, "new", read(t, final))
-	assert.NoDirExists(t, filepath.Join(filepath.Dir(final), stagingDir))
+	assertNoStaging(t, final)
 }
 
 func TestADiscardedAttemptLeavesTheOutputUntouched(t *testing.T) {
@@ -82,7 +90,7 @@ func TestADiscardedAttemptLeavesTheOutputUntouched(t *testing.T) {
 	write(t, filepath.Join(s.path(), "good.txt"), "partial")
 	require.NoError(t, s.discard())
 	assert.Equal(t, "from an attempt that succeeded", read(t, filepath.Join(final, "good.txt")))
-	assert.NoDirExists(t, filepath.Join(filepath.Dir(final), stagingDir))
+	assertNoStaging(t, final)
 }
 
 func TestAFolderOutputNeverDeletesAFileAtItsPath(t *testing.T) {
@@ -124,7 +132,7 @@ func TestAnAttemptTouchesOnlyItsOwnExecutionsStaging(t *testing.T) {
 	entries, err := os.ReadDir(final)
 	require.NoError(t, err)
 	assert.Len(t, entries, 2, "each attempt publishes only what it wrote")
-	assert.NoDirExists(t, filepath.Join(filepath.Dir(final), stagingDir), "the staging goes once every attempt has ended")
+	assertNoStaging(t, final, "the staging goes once every attempt has ended")
 }
 
 // TestAStepsOwnFolderIsReplacedWhole: an output at the step's own
@@ -142,7 +150,7 @@ func TestAStepsOwnFolderIsReplacedWhole(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, entries, 1, "only the new attempt's files")
 	assert.Equal(t, "new", read(t, filepath.Join(final, "same.txt")))
-	assert.NoDirExists(t, filepath.Join(filepath.Dir(final), stagingDir))
+	assertNoStaging(t, final)
 }
 
 // TestAnAttemptStagedAgainStartsFromNothing: an activity retried on the
@@ -158,5 +166,5 @@ func TestAnAttemptStagedAgainStartsFromNothing(t *testing.T) {
 	entries, err := os.ReadDir(again.dir)
 	require.NoError(t, err)
 	assert.Empty(t, entries)
-	assert.Equal(t, filepath.Join(filepath.Dir(final), stagingDir, "out.r1.e1.1"), again.dir, "one folder an attempt, side by side")
+	assert.Equal(t, filepath.Join(filepath.Dir(final), ".porch-staging.out.r1.e1.1"), again.dir, "one folder an attempt, beside the output")
 }
