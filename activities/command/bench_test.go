@@ -30,9 +30,9 @@ func BenchmarkRunCommand(b *testing.B) {
 		}
 		b.ResetTimer()
 		for i := range b.N {
-			// Each a step of a new run, as a chain's steps are.
-			in.RunID = "run" + strconv.Itoa(i)
-			in.Outputs[0].Path = plan.DefaultOutputURI("workspaceblobstore", in.RunID, "train", "out")
+			// Each a new step of the run, as a chain's steps are.
+			in.StepPath = "s" + strconv.Itoa(i)
+			in.Outputs[0].Path = plan.DefaultOutputURI("workspaceblobstore", in.RunID, in.StepPath, "out")
 			if _, err := a.RunCommand(ctx, in); err != nil {
 				b.Fatal(err)
 			}
