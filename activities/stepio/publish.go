@@ -1,6 +1,8 @@
 package stepio
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -59,7 +61,7 @@ func stage(name, final, execution, attempt string, file, own bool) (staged, erro
 	if execution == "" {
 		execution = "local"
 	}
-	prefix := filepath.Join(filepath.Dir(final), stagingPrefix+name+"."+strings.ReplaceAll(execution, "/", ".")+".")
+	prefix := filepath.Join(filepath.Dir(final), stagingName(name, execution))
 	s := staged{name: name, dir: prefix + attempt, final: final, file: file, own: own}
 	// Attempts are numbered from 1: those before this one died with
 	// their workers, or they would have published or discarded.
@@ -86,6 +88,24 @@ func stage(name, final, execution, attempt string, file, own bool) (staged, erro
 		err = os.Mkdir(s.dir, 0o755)
 	}
 	return s, err
+}
+
+// maxStagingName bounds an attempt's staging folder's name before its
+// attempt number: a folder's name has at most 255 bytes on Linux, and the
+// attempt number and ".replaced" (see publish) take up to 20 more.
+const maxStagingName = 255 - 20
+
+// stagingName is the start of the names of the staging folders of an
+// output's attempts in a step execution: the output's name and the
+// execution, or when those are too long for a folder's name, a hash of
+// them (the step's log says where the attempt writes).
+func stagingName(name, execution string) string {
+	n := stagingPrefix + name + "." + strings.ReplaceAll(execution, "/", ".") + "."
+	if len(n) <= maxStagingName {
+		return n
+	}
+	sum := sha256.Sum256([]byte(name + "\x00" + execution))
+	return stagingPrefix + hex.EncodeToString(sum[:16]) + "."
 }
 
 // publish moves the attempt's output into place. A folder lands whole

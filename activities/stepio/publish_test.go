@@ -3,6 +3,7 @@ package stepio
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -167,4 +168,27 @@ func TestAnAttemptStagedAgainStartsFromNothing(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, entries)
 	assert.Equal(t, filepath.Join(filepath.Dir(final), ".porch-staging.out.r1.e1.1"), again.dir, "one folder an attempt, beside the output")
+}
+
+// TestAnOutputWithALongNameStagesBesideIt: an output whose name, with the
+// run and the execution, is too long for a folder's name stages under a
+// hash of them, and its attempts find one another's folders.
+func TestAnOutputWithALongNameStagesBesideIt(t *testing.T) {
+	name := "o_" + strings.Repeat("o", 240)
+	final := filepath.Join(t.TempDir(), "run", "step", name)
+	first, err := stage(name, final, "r1/0194d2b4-4b8c-7d1e-9f0a-1b2c3d4e5f60", "1", false, false)
+	require.NoError(t, err)
+	write(t, filepath.Join(first.path(), "half.txt"), "attempt 1, abandoned")
+	second, err := stage(name, final, "r1/0194d2b4-4b8c-7d1e-9f0a-1b2c3d4e5f60", "2", false, false)
+	require.NoError(t, err)
+	assert.NoDirExists(t, first.dir, "the earlier attempt's staging is found and removed")
+	assert.LessOrEqual(t, len(filepath.Base(second.dir)), 255)
+	other, err := stage(name, final, "r2/0194d2b4-4b8c-7d1e-9f0a-1b2c3d4e5f61", "2", false, false)
+	require.NoError(t, err)
+	assert.NotEqual(t, strings.TrimSuffix(second.dir, "2"), strings.TrimSuffix(other.dir, "2"), "another run's execution stages apart")
+	require.NoError(t, other.discard())
+	write(t, filepath.Join(second.path(), "w.bin"), "weights")
+	require.NoError(t, second.publish())
+	assert.Equal(t, "weights", read(t, filepath.Join(final, "w.bin")))
+	assertNoStaging(t, final)
 }
