@@ -113,26 +113,13 @@ func clientOptions(s settings) (client.Options, error) {
 	if err != nil {
 		return client.Options{}, fmt.Errorf("connection settings for %s: %v", s.Address, err)
 	}
-	if loopback(s.Address) {
+	if isLoopbackAddress(s.Address) {
 		// Compressing what never leaves the host costs CPU on both ends
 		// and saves nothing: about 3% of a trivial step's CPU on the
 		// embedded server.
 		opts.ConnectionOptions.GrpcCompression = &client.GrpcCompressionNone{}
 	}
 	return opts, nil
-}
-
-// loopback says whether address (host:port) names this host's loopback.
-func loopback(address string) bool {
-	host, _, err := net.SplitHostPort(address)
-	if err != nil {
-		return false
-	}
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // named is a setting as a message names it: where it came from, else
