@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/porch-pipelines/porch/activities/launch"
 	"github.com/porch-pipelines/porch/activities/limits"
 	"github.com/porch-pipelines/porch/activities/stepio"
 	"github.com/porch-pipelines/porch/compiler/plan"
@@ -163,7 +164,7 @@ func watchMemory(guards []*memoryGuard, interval time.Duration) (stop func()) {
 			case <-tick.C:
 			}
 			used := make([]int64, len(guards))
-			pids, err := allPIDs()
+			pids, err := launch.PIDs()
 			if err != nil {
 				continue
 			}

@@ -288,7 +288,7 @@ func groupMembers(pgid int, ids newcomers) int {
 	pids, ok := ids.pids()
 	if !ok {
 		// Unreadable, none is left that porch can see.
-		pids, _ = allPIDs()
+		pids, _ = launch.PIDs()
 	}
 	buf := make([]byte, 1024)
 	n := 0
@@ -302,21 +302,6 @@ func groupMembers(pgid int, ids newcomers) int {
 		}
 	}
 	return n
-}
-
-// allPIDs are the ids of the host's processes, from one read of /proc.
-func allPIDs() ([]int, error) {
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil, err
-	}
-	pids := make([]int, 0, len(entries))
-	for _, e := range entries {
-		if pid, err := strconv.Atoi(e.Name()); err == nil {
-			pids = append(pids, pid)
-		}
-	}
-	return pids, nil
 }
 
 // newcomers are the processes a step's command may have started: its
@@ -480,7 +465,7 @@ func readProcStat(pid int, buf []byte) (procStat, bool) {
 // to the steps it runs.
 func KillChildren() {
 	self, own := os.Getpid(), syscall.Getpgrp()
-	pids, err := allPIDs()
+	pids, err := launch.PIDs()
 	if err != nil {
 		return
 	}

@@ -147,19 +147,30 @@ func NamespacePIDs(pid int) []int {
 	if err != nil {
 		return nil
 	}
-	entries, err := os.ReadDir("/proc")
+	all, err := PIDs()
 	if err != nil {
 		return nil
 	}
 	var pids []int
-	for _, e := range entries {
-		p, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if l, err := os.Readlink("/proc/" + e.Name() + "/ns/pid"); err == nil && l == ns {
+	for _, p := range all {
+		if l, err := os.Readlink("/proc/" + strconv.Itoa(p) + "/ns/pid"); err == nil && l == ns {
 			pids = append(pids, p)
 		}
 	}
 	return pids
+}
+
+// PIDs are the ids of the host's processes, from one read of /proc.
+func PIDs() ([]int, error) {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, err
+	}
+	pids := make([]int, 0, len(entries))
+	for _, e := range entries {
+		if pid, err := strconv.Atoi(e.Name()); err == nil {
+			pids = append(pids, pid)
+		}
+	}
+	return pids, nil
 }
