@@ -287,7 +287,8 @@ func waitGroupGone(pgid int, ids newcomers, limit time.Duration) bool {
 func groupMembers(pgid int, ids newcomers) int {
 	pids, ok := ids.pids()
 	if !ok {
-		// Unreadable, none is left that porch can see.
+		// The newcomers' ids are not known: every process's. An
+		// unreadable /proc leaves none that porch can see.
 		pids, _ = launch.PIDs()
 	}
 	buf := make([]byte, 1024)
