@@ -15,8 +15,10 @@ import (
 
 // Start starts cmd on cpus only; with none, on any core. A child inherits
 // the affinity of the thread that forks it, so the fork runs on a thread
-// pinned for it, which the runtime then discards: the goroutine ends
-// without unlocking it.
+// pinned for it, whose own cores are given back after. The thread must not
+// end: a process started earlier from it with a parent-death signal (a
+// test's storage server, a fleet's node) would be killed with it. Only
+// when its cores cannot be given back does the runtime discard it.
 func Start(cmd *exec.Cmd, cpus []int) error {
 	if len(cpus) == 0 {
 		return cmd.Start()
@@ -24,15 +26,25 @@ func Start(cmd *exec.Cmd, cpus []int) error {
 	errc := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread()
+		var was unix.CPUSet
+		if err := unix.SchedGetaffinity(0, &was); err != nil {
+			runtime.UnlockOSThread()
+			errc <- fmt.Errorf("read this thread's cores: %w", err)
+			return
+		}
 		var set unix.CPUSet
 		for _, c := range cpus {
 			set.Set(c)
 		}
 		if err := unix.SchedSetaffinity(0, &set); err != nil {
+			runtime.UnlockOSThread()
 			errc <- fmt.Errorf("pin to cores %s: %w", Format(cpus), err)
 			return
 		}
 		errc <- cmd.Start()
+		if unix.SchedSetaffinity(0, &was) == nil {
+			runtime.UnlockOSThread()
+		}
 	}()
 	return <-errc
 }
