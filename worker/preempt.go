@@ -1,7 +1,7 @@
 package worker
 
 import (
-	"github.com/porch-pipelines/porch/activities/command"
+	"github.com/porch-pipelines/porch/activities/lifeline"
 	"github.com/porch-pipelines/porch/compiler/plan"
 )
 
@@ -44,10 +44,11 @@ func (w *Worker) Preemptible() bool { return w.preemptible }
 
 // Preempt stops the worker the way a reclaimed spot VM stops: at once. It
 // closes the client, so that no running activity reports an end, then
-// kills the process group of every process the worker started. The server
+// kills every process group the worker started for its steps (their
+// lifelines' groups). The server
 // sees the activities' heartbeats stop and schedules them again; a spot
 // step's workflow counts that as a preemption. The caller exits next.
 func (w *Worker) Preempt() {
 	w.client.Close()
-	command.KillChildren()
+	lifeline.KillAll()
 }

@@ -460,29 +460,6 @@ func readProcStat(pid int, buf []byte) (procStat, bool) {
 	return procStat{state: fields[0][0], ppid: ppid, pgrp: pgrp, rssPages: max(rss, 0)}, true
 }
 
-// KillChildren SIGKILLs at once the process group of each child of this
-// process (a step's processes run in a group of their own), or the child
-// alone when it shares this process's group: what a reclaimed spot VM does
-// to the steps it runs.
-func KillChildren() {
-	self, own := os.Getpid(), syscall.Getpgrp()
-	pids, err := launch.PIDs()
-	if err != nil {
-		return
-	}
-	buf := make([]byte, 1024)
-	for _, pid := range pids {
-		st, ok := readProcStat(pid, buf)
-		switch {
-		case !ok || st.ppid != self:
-		case st.pgrp != own:
-			_ = syscall.Kill(-st.pgrp, syscall.SIGKILL)
-		default:
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-		}
-	}
-}
-
 // exitDescription says how a process ended, with a shell-style exit code
 // (128+n for a signal).
 func exitDescription(st *os.ProcessState) (code int, desc string) {

@@ -1,9 +1,7 @@
 package command
 
 import (
-	"bufio"
 	"context"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -139,32 +137,6 @@ func TestProcStatParsesOddNames(t *testing.T) {
 	assert.Positive(t, st.rssPages, "a running test has resident memory")
 	_, ok = readProcStat(-1, make([]byte, 1024))
 	assert.False(t, ok)
-}
-
-// TestKillChildrenKillsAStepsWholeGroup: a child in a group of its own (as
-// steps run) dies with its own children.
-func TestKillChildrenKillsAStepsWholeGroup(t *testing.T) {
-	cmd := exec.Command("/bin/sh", "-c", "sleep 600 & echo $!; wait")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	out, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
-	line, err := bufio.NewReader(out).ReadString('\n')
-	require.NoError(t, err)
-	sleeper, err := strconv.Atoi(strings.TrimSpace(line))
-	require.NoError(t, err)
-
-	KillChildren()
-	err = cmd.Wait()
-	var exit *exec.ExitError
-	require.True(t, errors.As(err, &exit), "%v", err)
-	ws := exit.Sys().(syscall.WaitStatus)
-	require.True(t, ws.Signaled())
-	require.Equal(t, syscall.SIGKILL, ws.Signal())
-	// The background sleep dies with its group (or is a zombie its new
-	// parent has not reaped yet).
-	require.Eventually(t, func() bool { return !alive(sleeper) }, 10*time.Second, 10*time.Millisecond,
-		"the background sleep dies with its group")
 }
 
 // A managed step that prints the worker's credentials leaves them in

@@ -79,7 +79,30 @@ func start(cleanup []string) (*Line, error) {
 		w.Close()
 		return nil, fmt.Errorf("start a lifeline: %w", err)
 	}
-	return &Line{cmd: cmd, w: w}, nil
+	l := &Line{cmd: cmd, w: w}
+	lines.mu.Lock()
+	lines.live[l] = struct{}{}
+	lines.mu.Unlock()
+	return l, nil
+}
+
+// lines are the worker's lifelines not released yet, spares included.
+var lines = struct {
+	mu   sync.Mutex
+	live map[*Line]struct{}
+}{live: map[*Line]struct{}{}}
+
+// KillAll SIGKILLs at once every group this worker's lifelines lead, as a
+// reclaimed spot VM kills its steps: their processes and the watchers,
+// which run no cleanup. Processes that porch did not start in a group
+// (another part of the program's children) are left alone. The lines
+// stay to be released.
+func KillAll() {
+	lines.mu.Lock()
+	defer lines.mu.Unlock()
+	for l := range lines.live {
+		_ = syscall.Kill(-l.Pgid(), syscall.SIGKILL)
+	}
 }
 
 // spares holds the worker's spare lifeline.
@@ -103,6 +126,9 @@ func (s *spare) take() *Line {
 		return l
 	}
 	l.w.Close()
+	lines.mu.Lock()
+	delete(lines.live, l)
+	lines.mu.Unlock()
 	_ = l.cmd.Wait()
 	return nil
 }
@@ -157,6 +183,11 @@ func (l *Line) Release() {
 	// must.
 	_ = syscall.Kill(-l.Pgid(), syscall.SIGKILL)
 	l.w.Close()
+	// Out of the registry before the watcher is reaped: its id may then
+	// be given to a stranger's group.
+	lines.mu.Lock()
+	delete(lines.live, l)
+	lines.mu.Unlock()
 	go func() {
 		_ = l.cmd.Wait()
 		spares.refill()

@@ -184,3 +184,54 @@ func TestADeadSpareIsNotHandedOut(t *testing.T) {
 	assert.NotSame(t, dead, l)
 	assert.True(t, l.alive())
 }
+
+// TestKillAllKillsEveryGroupAndNothingElse: KillAll kills the groups the
+// worker's lifelines lead, without their cleanup, and spares the
+// program's other children, in its own group or one of their own (a test's
+// storage server, say).
+func TestKillAllKillsEveryGroupAndNothingElse(t *testing.T) {
+	marker := filepath.Join(t.TempDir(), "cleanup")
+	var groups []*Line
+	for _, cleanup := range [][]string{nil, {"/bin/sh", "-c", "echo > " + marker}} {
+		l, err := Start(cleanup...)
+		require.NoError(t, err)
+		groups = append(groups, l)
+		cmd := exec.Command("/bin/sh", "-c", "sleep 300 & sleep 300")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pgid: l.Pgid()}
+		require.NoError(t, cmd.Start())
+		t.Cleanup(func() { _ = cmd.Wait() })
+		require.Eventually(t, func() bool { return live(l.Pgid()) >= 4 }, 5*time.Second, 10*time.Millisecond)
+	}
+	var others []*exec.Cmd
+	for _, own := range []bool{false, true} {
+		cmd := exec.Command("sleep", "300")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: own}
+		require.NoError(t, cmd.Start())
+		others = append(others, cmd)
+		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	}
+
+	KillAll()
+	for _, l := range groups {
+		assert.Eventually(t, func() bool { return live(l.Pgid()) == 0 }, 5*time.Second, 10*time.Millisecond,
+			"every process of group %d dies", l.Pgid())
+	}
+	time.Sleep(100 * time.Millisecond)
+	assert.NoFileExists(t, marker, "a killed watcher runs no cleanup")
+	for i, cmd := range others {
+		assert.True(t, running(cmd.Process.Pid), "the program's other child %d runs on", i)
+	}
+	for _, l := range groups {
+		l.Release()
+	}
+}
+
+// running says process pid has not exited.
+func running(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	return len(f) > 0 && f[0] != "Z" && f[0] != "X"
+}
