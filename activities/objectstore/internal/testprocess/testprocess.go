@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -31,7 +33,7 @@ func Start(name, addr, dir string, cmd *exec.Cmd, live func() bool) (*Process, e
 	// The server dies with the test process even when TestMain does not
 	// stop it.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
+	if err := startOnLastingThread(cmd); err != nil {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("run %s: %w", cmd.Path, err)
 	}
@@ -69,4 +71,34 @@ func (p *Process) Stop() {
 	_ = p.cmd.Process.Kill()
 	<-p.exited
 	os.RemoveAll(p.dir)
+}
+
+// starts are the servers to start on the lasting thread.
+var (
+	starts     = make(chan startRequest)
+	startsOnce sync.Once
+)
+
+type startRequest struct {
+	cmd  *exec.Cmd
+	done chan error
+}
+
+// startOnLastingThread starts cmd from a thread that lives as long as the
+// test process. A parent-death signal fires when the thread that forked
+// the child ends, not the process, and a goroutine that ends locked to its
+// thread ends the thread: started from any thread, the server could die
+// mid-test.
+func startOnLastingThread(cmd *exec.Cmd) error {
+	startsOnce.Do(func() {
+		go func() {
+			runtime.LockOSThread()
+			for r := range starts {
+				r.done <- r.cmd.Start()
+			}
+		}()
+	})
+	done := make(chan error, 1)
+	starts <- startRequest{cmd: cmd, done: done}
+	return <-done
 }
