@@ -57,23 +57,27 @@ func live(pgid int) int {
 	entries, _ := os.ReadDir("/proc")
 	n := 0
 	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		// The fields after the command's closing parenthesis: state, ppid, pgrp.
-		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
-		if len(f) > 2 && f[2] == strconv.Itoa(pgid) && f[0] != "Z" && f[0] != "X" {
+		f := statFields(e.Name())
+		if len(f) > 2 && f[2] == strconv.Itoa(pgid) && running(f) {
 			n++
 		}
-		_ = pid
 	}
 	return n
 }
+
+// statFields are the fields of /proc/<pid>/stat after the command's
+// closing parenthesis: state, ppid, pgrp, ...; none when pid is not a
+// process.
+func statFields(pid string) []string {
+	b, err := os.ReadFile("/proc/" + pid + "/stat")
+	if err != nil {
+		return nil
+	}
+	return strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+}
+
+// running says the process of stat fields f has not exited.
+func running(f []string) bool { return len(f) > 0 && f[0] != "Z" && f[0] != "X" }
 
 func TestAGroupDiesWithItsWorkerKilledBySIGKILL(t *testing.T) {
 	killWorker(t, "")
@@ -219,19 +223,9 @@ func TestKillAllKillsEveryGroupAndNothingElse(t *testing.T) {
 	time.Sleep(100 * time.Millisecond)
 	assert.NoFileExists(t, marker, "a killed watcher runs no cleanup")
 	for i, cmd := range others {
-		assert.True(t, running(cmd.Process.Pid), "the program's other child %d runs on", i)
+		assert.True(t, running(statFields(strconv.Itoa(cmd.Process.Pid))), "the program's other child %d runs on", i)
 	}
 	for _, l := range groups {
 		l.Release()
 	}
-}
-
-// running says process pid has not exited.
-func running(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
-	return len(f) > 0 && f[0] != "Z" && f[0] != "X"
 }
