@@ -408,7 +408,6 @@ func readPIDMax() int {
 // procStat is what porch reads of a process from /proc/<pid>/stat.
 type procStat struct {
 	state byte
-	ppid  int
 	pgrp  int
 	// rssPages is the resident set size in pages.
 	rssPages int64
@@ -418,7 +417,7 @@ type procStat struct {
 // init may be slow to reap them.
 func (s procStat) live() bool { return s.state != 'Z' && s.state != 'X' }
 
-// readProcStat reads a process's state, parent, process group and resident size
+// readProcStat reads a process's state, process group and resident size
 // from /proc/<pid>/stat into buf. It runs once per process on the host
 // after every step, so it uses plain system calls: os.ReadFile costs three
 // times as many (poller registration, fstat) for a file that is one read
@@ -440,13 +439,9 @@ func readProcStat(pid int, buf []byte) (procStat, bool) {
 		return procStat{}, false
 	}
 	// fields[0] is proc(5)'s field 3 (state), so field k is fields[k-3]:
-	// ppid is 4, pgrp 5, rss 24.
+	// pgrp is 5, rss 24.
 	fields := bytes.Fields(b[i+1:])
 	if len(fields) < 22 || len(fields[0]) != 1 {
-		return procStat{}, false
-	}
-	ppid, err := strconv.Atoi(string(fields[1]))
-	if err != nil {
 		return procStat{}, false
 	}
 	pgrp, err := strconv.Atoi(string(fields[2]))
@@ -457,7 +452,7 @@ func readProcStat(pid int, buf []byte) (procStat, bool) {
 	if err != nil {
 		return procStat{}, false
 	}
-	return procStat{state: fields[0][0], ppid: ppid, pgrp: pgrp, rssPages: max(rss, 0)}, true
+	return procStat{state: fields[0][0], pgrp: pgrp, rssPages: max(rss, 0)}, true
 }
 
 // exitDescription says how a process ended, with a shell-style exit code

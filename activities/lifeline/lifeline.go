@@ -4,7 +4,7 @@
 //
 // A parent-death signal is not enough: it reaches only the direct child
 // (the shell, not what the shell starts), and Linux sends it when the
-// thread that forked exits, which porch's pinned starts do on purpose. A
+// thread that forked exits, not the process. A
 // lifeline is a small watcher process inside the group that reads a pipe
 // whose write end only the worker holds. The kernel closes that end when
 // the worker exits; the watcher then reads end-of-file and kills its own
