@@ -16,20 +16,26 @@ build:
 
 # Vet, the workflow determinism check, staticcheck, then unit, workflow,
 # replay and integration tests (embedded server, real processes), and a
-# short fuzz of the compiler.
+# short fuzz of the compiler. The fuzz's budget is a count of inputs, about
+# 20 s on a 2-core machine: with a duration, Go before 1.27 can fail a fuzz
+# that found nothing with "context deadline exceeded" when the time runs
+# out while a worker is busy (go.dev/issue/75804; seen here on a loaded
+# machine).
 test:
 	$(GO) vet ./...
 	$(GO) run go.temporal.io/sdk/contrib/tools/workflowcheck@v0.6.0 ./workflows/...
 	$(GO) run $(STATICCHECK) ./...
 	$(GO) test -count=1 -timeout 30m ./...
-	$(GO) test -run '^$$' -fuzz '^FuzzCompile$$' -fuzztime 20s ./compiler/
+	$(GO) test -run '^$$' -fuzz '^FuzzCompile$$' -fuzztime 40000x ./compiler/
 
 # staticcheck alone (make test runs it too).
 lint:
 	$(GO) run $(STATICCHECK) ./...
 
 # Fuzz the compiler longer: no input may panic or pass its time and memory
-# bounds (FUZZTIME=1h for a long run).
+# bounds (FUZZTIME=1h for a long run). A bare "context deadline exceeded"
+# at the end, with no input written to compiler/testdata/fuzz, is Go's
+# go.dev/issue/75804, not a finding.
 FUZZTIME ?= 5m
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzCompile$$' -fuzztime $(FUZZTIME) ./compiler/
