@@ -31,10 +31,9 @@ const (
 
 // inTurn is the order in which round r runs n chains: the first order
 // turned r places, so that over the rounds each chain runs as often in
-// each place. A chain's place in a round moved its time by up to 10%
-// (the same build, run first or second in a pair: 0.89–1.04× itself):
-// what ran just before it leaves a garbage collection, or a filesystem
-// still working through files just written, to the one that follows.
+// each place. A chain's place in a round moved its time by up to 10%:
+// the same build run twice a round, one run always in the middle of three,
+// came out at 0.89–1.04× the other over eight rounds (median 0.93×).
 func inTurn(r, n int) []int {
 	order := make([]int, n)
 	for i := range order {
@@ -52,8 +51,9 @@ func inTurn(r, n int) []int {
 // same chain unforced, every step reusing a first run's outputs.
 //
 // The four chains run in turn, chainRounds times, each round in another
-// order (inTurn), so a loaded machine slows them alike; it reports each one's median per step, with the
-// spread (min–max), and the medians of each round's ratios to the floor.
+// order (inTurn), so a loaded machine slows them alike; it reports each
+// one's median per step, with the spread (min–max), and the medians of
+// each round's ratios to the floor.
 //
 // In make bench it runs first (its file's name sorts first): the other
 // benchmarks remove their folders when they end, thousands of files, and
