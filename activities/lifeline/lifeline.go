@@ -125,10 +125,7 @@ func (s *spare) take() *Line {
 	if l == nil || l.alive() {
 		return l
 	}
-	l.w.Close()
-	lines.mu.Lock()
-	delete(lines.live, l)
-	lines.mu.Unlock()
+	l.forget()
 	_ = l.cmd.Wait()
 	return nil
 }
@@ -182,16 +179,21 @@ func (l *Line) Release() {
 	// watcher dies without running its cleanup, as a released watcher
 	// must.
 	_ = syscall.Kill(-l.Pgid(), syscall.SIGKILL)
-	l.w.Close()
-	// Out of the registry before the watcher is reaped: its id may then
-	// be given to a stranger's group.
-	lines.mu.Lock()
-	delete(lines.live, l)
-	lines.mu.Unlock()
+	l.forget()
 	go func() {
 		_ = l.cmd.Wait()
 		spares.refill()
 	}()
+}
+
+// forget closes the lifeline's end of the pipe and takes it out of the
+// registry, before its watcher is reaped: the group's id may then be
+// given to a stranger's group, which KillAll must not touch.
+func (l *Line) forget() {
+	l.w.Close()
+	lines.mu.Lock()
+	delete(lines.live, l)
+	lines.mu.Unlock()
 }
 
 // shellLine quotes argv for the watcher's shell; ":" (do nothing) for
