@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/porch-pipelines/porch/activities/lifeline"
 )
 
 // BuildError is an image build that failed: the step cannot run in its
@@ -91,7 +93,8 @@ func (im *Images) Derive(ctx context.Context, base Image, files map[string]strin
 	return im.buildOnce(ctx, tag, what, dir, file, args, log)
 }
 
-// buildOnce builds tag unless the runtime has it.
+// buildOnce builds tag unless the runtime has it. The build runs in a
+// group that dies with the worker (lifeline.Run), and stops when ctx ends.
 func (im *Images) buildOnce(ctx context.Context, tag, what, dir, file string, extra []string, log io.Writer) (Image, error) {
 	lock := im.lock(tag)
 	lock.Lock()
@@ -109,9 +112,9 @@ func (im *Images) buildOnce(ctx context.Context, tag, what, dir, file string, ex
 	}
 	args = append(append(args, extra...), dir)
 	var out bytes.Buffer
-	cmd := exec.CommandContext(ctx, im.Runtime.Bin, args...)
+	cmd := exec.Command(im.Runtime.Bin, args...)
 	cmd.Stdout, cmd.Stderr = io.MultiWriter(log, &out), io.MultiWriter(log, &out)
-	if err := cmd.Run(); err != nil {
+	if err := lifeline.Run(ctx, cmd, clientGrace); err != nil {
 		if ctx.Err() != nil {
 			return Image{}, ctx.Err()
 		}

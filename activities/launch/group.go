@@ -17,6 +17,11 @@ import (
 // removeTimeout bounds removing a container.
 const removeTimeout = time.Minute
 
+// clientGrace is how long a runtime's client pulling or building an
+// image may take to exit after SIGTERM, when its step is stopped, before
+// SIGKILL.
+const clientGrace = 10 * time.Second
+
 // Group is one process group of a step, led by its lifeline: a command
 // and what it starts, a rank, an entry-script process. When its processes
 // run in a container, the container dies with the worker too, and

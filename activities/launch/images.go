@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+
+	"github.com/porch-pipelines/porch/activities/lifeline"
 )
 
 // Image is an image a worker has: the reference a step names, and the
@@ -45,7 +47,8 @@ type Images struct {
 // Ensure returns the image ref names, pulling it first when the runtime
 // does not have it; the pull's progress goes to log. A ref the runtime has
 // is used as it is: a worker pulls an image once, as an Azure ML node
-// does, and `podman pull` refreshes it.
+// does, and `podman pull` refreshes it. The pull runs in a group that dies
+// with the worker (lifeline.Run), and stops when ctx ends.
 func (im *Images) Ensure(ctx context.Context, ref string, log io.Writer) (Image, error) {
 	lock := im.lock(ref)
 	lock.Lock()
@@ -56,9 +59,9 @@ func (im *Images) Ensure(ctx context.Context, ref string, log io.Writer) (Image,
 	}
 	fmt.Fprintf(log, "porch: pulling image %s with %s\n", ref, im.Runtime.Kind)
 	var out bytes.Buffer
-	cmd := exec.CommandContext(ctx, im.Runtime.Bin, "pull", ref)
+	cmd := exec.Command(im.Runtime.Bin, "pull", ref)
 	cmd.Stdout, cmd.Stderr = io.MultiWriter(log, &out), io.MultiWriter(log, &out)
-	if err := cmd.Run(); err != nil {
+	if err := lifeline.Run(ctx, cmd, clientGrace); err != nil {
 		if ctx.Err() != nil {
 			return Image{}, ctx.Err()
 		}

@@ -24,7 +24,11 @@ const helperEnv = "PORCH_LIFELINE_HELPER"
 const cleanupEnv = "PORCH_LIFELINE_CLEANUP"
 
 func TestMain(m *testing.M) {
-	if os.Getenv(helperEnv) != "" {
+	switch os.Getenv(helperEnv) {
+	case "":
+	case "run":
+		os.Exit(runHelper())
+	default:
 		os.Exit(worker())
 	}
 	os.Exit(m.Run())

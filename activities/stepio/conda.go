@@ -13,6 +13,7 @@ import (
 
 	"github.com/porch-pipelines/porch/activities/condafile"
 	"github.com/porch-pipelines/porch/activities/launch"
+	"github.com/porch-pipelines/porch/activities/lifeline"
 	"github.com/porch-pipelines/porch/compiler/plan"
 )
 
@@ -89,10 +90,12 @@ func (h *Host) HostEnvironment(ctx context.Context, env *plan.Environment, log i
 	}
 	fmt.Fprintf(log, "porch: installing conda file %s into %s\n", env.CondaFile, dir)
 	var out bytes.Buffer
-	cmd := exec.CommandContext(ctx, "/bin/sh", filepath.Join(src, "install.sh"))
+	cmd := exec.Command("/bin/sh", filepath.Join(src, "install.sh"))
 	cmd.Env = append(os.Environ(), "PORCH_PYTHON="+worker.Exe)
 	cmd.Stdout, cmd.Stderr = io.MultiWriter(log, &out), io.MultiWriter(log, &out)
-	if err := cmd.Run(); err != nil {
+	// In a group tied to the worker: an install left running by a dead
+	// worker would write into the folder the next one clears and fills.
+	if err := lifeline.Run(ctx, cmd, h.StopGrace()); err != nil {
 		_ = os.RemoveAll(dir)
 		if ctx.Err() != nil {
 			return py, ctx.Err()
