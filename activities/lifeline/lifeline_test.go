@@ -84,7 +84,7 @@ func statFields(pid string) []string {
 func running(f []string) bool { return len(f) > 0 && f[0] != "Z" && f[0] != "X" }
 
 func TestAGroupDiesWithItsWorkerKilledBySIGKILL(t *testing.T) {
-	killWorker(t, "")
+	killWorker(t, "start", "")
 }
 
 // TestCleanupRunsWhenTheWorkerDies: a container's group has its removal
@@ -92,7 +92,7 @@ func TestAGroupDiesWithItsWorkerKilledBySIGKILL(t *testing.T) {
 // kills the group.
 func TestCleanupRunsWhenTheWorkerDies(t *testing.T) {
 	marker := filepath.Join(t.TempDir(), "cleaned")
-	killWorker(t, marker)
+	killWorker(t, "start", marker)
 	b, err := os.ReadFile(marker)
 	require.NoError(t, err, "the cleanup ran")
 	assert.Equal(t, "it's gone\n", string(b))
@@ -106,11 +106,14 @@ func TestReleaseRunsNoCleanup(t *testing.T) {
 	assert.NoFileExists(t, marker)
 }
 
-func killWorker(t *testing.T, marker string) {
+// killWorker starts the helper worker (helper "start", or "run" for
+// runHelper), waits for its group to run, kills the worker by SIGKILL and
+// checks that the whole group dies.
+func killWorker(t *testing.T, helper, marker string) {
 	self, err := os.Executable()
 	require.NoError(t, err)
 	w := exec.Command(self, "-test.run=^$")
-	w.Env = append(os.Environ(), helperEnv+"=1", cleanupEnv+"="+marker)
+	w.Env = append(os.Environ(), helperEnv+"="+helper, cleanupEnv+"="+marker)
 	out, err := w.StdoutPipe()
 	require.NoError(t, err)
 	require.NoError(t, w.Start())

@@ -1,7 +1,6 @@
 package lifeline
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"os"
@@ -18,13 +17,17 @@ import (
 )
 
 // runHelper is the helper "worker" of TestRunDiesWithItsWorker: it runs a
-// shell with Run, which prints its pid, and waits to be killed.
+// shell with Run, which prints its group's id, and waits to be killed.
 func runHelper() int {
-	cmd := exec.Command("/bin/sh", "-c", "echo $$; sleep 300 & sleep 300")
+	cmd := exec.Command("/bin/sh", "-c", readGroup+"; echo $g; sleep 300 & sleep 300")
 	cmd.Stdout = os.Stdout
 	_ = Run(context.Background(), cmd, time.Second)
 	return 1
 }
+
+// readGroup sets a shell's g to its group's id: the fifth field of
+// /proc/<pid>/stat ("sh" has no space).
+const readGroup = "read -r _ _ _ _ g _ < /proc/$$/stat"
 
 // startedGroup runs a shell with Run in the background and returns its
 // group's id, which the shell writes to a file first, and Run's error on
@@ -32,8 +35,7 @@ func runHelper() int {
 func startedGroup(t *testing.T, ctx context.Context, script string) (int, <-chan error) {
 	t.Helper()
 	pgidFile := filepath.Join(t.TempDir(), "pgid")
-	// The fifth field of /proc/<pid>/stat is the group ("sh" has no space).
-	cmd := exec.Command("/bin/sh", "-c", "read -r _ _ _ _ g _ < /proc/$$/stat; echo $g > "+pgidFile+"; "+script)
+	cmd := exec.Command("/bin/sh", "-c", readGroup+"; echo $g > "+pgidFile+"; "+script)
 	ran := make(chan error, 1)
 	go func() { ran <- Run(ctx, cmd, 300*time.Millisecond) }()
 	var pgid int
@@ -95,25 +97,5 @@ func TestRunKillsAGroupThatIgnoresSIGTERMAfterGrace(t *testing.T) {
 // TestRunDiesWithItsWorker: what Run runs dies with the worker killed by
 // SIGKILL, as a step's processes do.
 func TestRunDiesWithItsWorker(t *testing.T) {
-	self, err := os.Executable()
-	require.NoError(t, err)
-	w := exec.Command(self, "-test.run=^$")
-	w.Env = append(os.Environ(), helperEnv+"=run")
-	out, err := w.StdoutPipe()
-	require.NoError(t, err)
-	require.NoError(t, w.Start())
-	t.Cleanup(func() { _ = w.Process.Kill(); _ = w.Wait() })
-	line, err := bufio.NewReader(out).ReadString('\n')
-	require.NoError(t, err)
-	f := statFields(strings.TrimSpace(line))
-	require.Greater(t, len(f), 2, "the shell runs")
-	pgid, err := strconv.Atoi(f[2])
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = syscall.Kill(-pgid, syscall.SIGKILL) })
-	require.Eventually(t, func() bool { return live(pgid) >= 4 }, 5*time.Second, 10*time.Millisecond)
-
-	require.NoError(t, w.Process.Signal(syscall.SIGKILL))
-	_ = w.Wait()
-	assert.Eventually(t, func() bool { return live(pgid) == 0 }, 5*time.Second, 10*time.Millisecond,
-		"no process of the group outlives its worker by 5 s")
+	killWorker(t, "run", "")
 }
