@@ -57,6 +57,8 @@ func TestAStoppedInstallLeavesNoProcessBehind(t *testing.T) {
 	case err := <-done:
 		t.Fatalf("the install ended before pip asked the index: %v\n%s", err, log.String())
 	case <-time.After(2 * time.Minute):
+		cancel()
+		<-done // the install writes log until it returns
 		t.Fatalf("pip did not ask the index within 2 minutes:\n%s", log.String())
 	}
 	require.NotEmpty(t, installing(h.Home), "pip runs")
