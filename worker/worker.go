@@ -18,7 +18,6 @@ import (
 
 	"github.com/porch-pipelines/porch/activities"
 	"github.com/porch-pipelines/porch/activities/launch"
-	"github.com/porch-pipelines/porch/activities/parallel"
 	"github.com/porch-pipelines/porch/compiler/plan"
 	"github.com/porch-pipelines/porch/workflows"
 )
@@ -278,7 +277,7 @@ func serveQueues(c client.Client, opts Options, node string) ([]queue, error) {
 	for i := range out {
 		out[i].pool = pool
 	}
-	return append(out, queue{name: parallel.NodeTaskQueue(node)}), nil
+	return append(out, queue{name: plan.NodeTaskQueue(node)}), nil
 }
 
 // resolveCapacity fills what the options leave zero with what this
@@ -335,7 +334,7 @@ func (w *Worker) start(c client.Client, opts Options, q queue, acts, wfs bool) e
 		// Each poller holds a step's requests while it waits for a task:
 		// one per queue keeps that to one step per instance type.
 		wo.MaxConcurrentActivityTaskPollers = 1
-	} else if opts.Slots > 0 && q.name != plan.DefaultTaskQueue && q.name != parallel.NodeTaskQueue(w.acts.NodeName()) {
+	} else if opts.Slots > 0 && q.name != plan.DefaultTaskQueue && q.name != plan.NodeTaskQueue(w.acts.NodeName()) {
 		// Not the node's own queue: a parallel step's resource monitor
 		// there runs beside the step's mini-batches.
 		wo.MaxConcurrentActivityExecutionSize = opts.Slots
@@ -343,7 +342,7 @@ func (w *Worker) start(c client.Client, opts Options, q queue, acts, wfs bool) e
 	if w.status != nil {
 		wo.Interceptors = append(wo.Interceptors, w.status.interceptor())
 	}
-	wo.Interceptors = append(wo.Interceptors, &computeLabel{base: opts.Metrics, compute: q.compute, node: q.name == parallel.NodeTaskQueue(w.acts.NodeName()), steps: &w.steps})
+	wo.Interceptors = append(wo.Interceptors, &computeLabel{base: opts.Metrics, compute: q.compute, node: q.name == plan.NodeTaskQueue(w.acts.NodeName()), steps: &w.steps})
 	// The SDK polls workflow tasks whatever is registered: a worker
 	// serving the default queue's steps alone took the workflows' tasks and
 	// failed them ("unable to find workflow type"), delaying each by a
@@ -364,7 +363,7 @@ func (w *Worker) start(c client.Client, opts Options, q queue, acts, wfs bool) e
 		return fmt.Errorf("start worker on task queue %q: %w", q.name, err)
 	}
 	w.workers = append(w.workers, sw)
-	if acts && q.name != parallel.NodeTaskQueue(w.acts.NodeName()) {
+	if acts && q.name != plan.NodeTaskQueue(w.acts.NodeName()) {
 		w.served = append(w.served, q)
 		w.preemptible = w.preemptible || (plan.IsSpotTaskQueue(q.name) && !opts.AnyNode)
 	}

@@ -12,9 +12,9 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/porch-pipelines/porch/activities/command"
-	"github.com/porch-pipelines/porch/activities/parallel"
 	"github.com/porch-pipelines/porch/activities/spread"
 	"github.com/porch-pipelines/porch/activities/stepio"
+	"github.com/porch-pipelines/porch/compiler/plan"
 )
 
 // spreadChange is the GetVersion id of distributed command steps whose
@@ -60,7 +60,7 @@ func runSpread(ctx workflow.Context, in CommandStepInput, opts workflow.Activity
 		run.Instance = &command.InstanceAssignment{Index: i, Count: n, MasterAddr: nodes[0].Address, MasterPort: nodes[0].Port}
 		o := opts
 		o.Summary = oneLine(fmt.Sprintf("run %s (instance %d of %d): %s", in.Run.StepPath, i, n, oneLine(in.Run.Command.Template.Source, maxCommand)), maxSummary)
-		o.TaskQueue = parallel.NodeTaskQueue(node.Node)
+		o.TaskQueue = plan.NodeTaskQueue(node.Node)
 		o.ScheduleToStartTimeout = nodeStartTimeout
 		o.RetryPolicy = &temporal.RetryPolicy{MaximumAttempts: 1}
 		f := workflow.ExecuteActivity(workflow.WithActivityOptions(runCtx, o), command.RunCommandName, run)

@@ -87,8 +87,8 @@ func TestASpreadStepThatCannotHoldEveryInstanceLetsGoAndTriesAgain(t *testing.T)
 	master := func(i int) command.InstanceAssignment {
 		return command.InstanceAssignment{Index: i, Count: 2, MasterAddr: "10.0.0.2", MasterPort: 29501}
 	}
-	assert.Equal(t, []ran{{parallel.NodeTaskQueue("b"), master(0)}, {parallel.NodeTaskQueue("c"), master(1)}}, runs)
-	assert.Equal(t, parallel.NodeTaskQueue("b"), res.WorkDir, "the step's result is instance 0's")
+	assert.Equal(t, []ran{{plan.NodeTaskQueue("b"), master(0)}, {plan.NodeTaskQueue("c"), master(1)}}, runs)
+	assert.Equal(t, plan.NodeTaskQueue("b"), res.WorkDir, "the step's result is instance 0's")
 }
 
 // TestASpreadStepFailsWithItsFirstFailingInstance fails instance 1: the
@@ -145,7 +145,7 @@ func TestAParallelStepOnInstancesRunsPerInstanceOnEachNode(t *testing.T) {
 			q := activity.GetInfo(ctx).TaskQueue
 			mu.Lock()
 			sent[q]++
-			if q == parallel.NodeTaskQueue("b") && !lost {
+			if q == plan.NodeTaskQueue("b") && !lost {
 				lost = true
 				mu.Unlock()
 				return parallel.MiniBatchResult{}, temporal.NewTimeoutError(enums.TIMEOUT_TYPE_SCHEDULE_TO_START, nil)

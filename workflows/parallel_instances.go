@@ -12,6 +12,7 @@ import (
 
 	"github.com/porch-pipelines/porch/activities/parallel"
 	"github.com/porch-pipelines/porch/activities/spread"
+	"github.com/porch-pipelines/porch/compiler/plan"
 )
 
 // instancesChange is the GetVersion id of parallel steps on an instance
@@ -156,7 +157,7 @@ func (r *parallelRun) runOnInstances(ctx workflow.Context) batchOutcome {
 	for {
 		for s := range slots {
 			for failure == nil && !draining && ctx.Err() == nil && slots[s].node != "" && !slots[s].lost && slots[s].running < per {
-				queue := parallel.NodeTaskQueue(slots[s].node)
+				queue := plan.NodeTaskQueue(slots[s].node)
 				r.bookQueue = queue
 				i, ok := r.nextIndex(ctx)
 				if !ok {

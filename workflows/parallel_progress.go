@@ -9,6 +9,7 @@ import (
 
 	"github.com/porch-pipelines/porch/activities/parallel"
 	"github.com/porch-pipelines/porch/activities/stepio"
+	"github.com/porch-pipelines/porch/compiler/plan"
 )
 
 // sawNode starts the resource monitor on a node the step uses for the
@@ -43,7 +44,7 @@ func (r *parallelRun) startMonitor(ctx workflow.Context, node string) {
 	r.stopMonitors = append(r.stopMonitors, cancel)
 	mctx = workflow.WithActivityOptions(mctx, workflow.ActivityOptions{
 		Summary:             "monitor node " + node,
-		TaskQueue:           parallel.NodeTaskQueue(node),
+		TaskQueue:           plan.NodeTaskQueue(node),
 		StartToCloseTimeout: noTimeout,
 		HeartbeatTimeout:    time.Minute,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},

@@ -30,10 +30,6 @@ const (
 	EntryScriptInitFailedType = "EntryScriptInitFailed"
 )
 
-// NodeTaskQueue is the task queue only the worker called node polls: the
-// resource monitor of a node runs there.
-func NodeTaskQueue(node string) string { return plan.DefaultTaskQueue + "-node-" + node }
-
 // ParallelStepRef names one parallel step's files: what every mini-batch
 // activity carries instead of the step's settings, which the planner wrote
 // next to the manifest.

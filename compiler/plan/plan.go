@@ -18,6 +18,11 @@ const Version = 1
 // serverless, local or unset.
 const DefaultTaskQueue = "porch"
 
+// NodeTaskQueue is the task queue only the worker called node polls: the
+// resource monitor of a node runs there, and a command step that moved
+// from a local activity is followed there.
+func NodeTaskQueue(node string) string { return DefaultTaskQueue + "-node-" + node }
+
 // DefaultDatastore is the datastore outputs land in when the pipeline names none.
 const DefaultDatastore = "workspaceblobstore"
 

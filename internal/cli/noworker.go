@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/porch-pipelines/porch/activities/parallel"
 	"github.com/porch-pipelines/porch/compiler/plan"
 	"github.com/porch-pipelines/porch/workflows"
 	enums "go.temporal.io/api/enums/v1"
@@ -84,7 +83,7 @@ func waitingForWorker(ctx context.Context, c client.Client, workflowID, connect 
 		// A parallel step's node queue is a held worker's own: when it is
 		// gone, the step holds another itself.
 		if pa.GetState() != enums.PENDING_ACTIVITY_STATE_SCHEDULED || q == "" ||
-			strings.HasPrefix(q, parallel.NodeTaskQueue("")) {
+			strings.HasPrefix(q, plan.NodeTaskQueue("")) {
 			continue
 		}
 		if hasPollers(ctx, c, q, enums.TASK_QUEUE_TYPE_ACTIVITY) {
