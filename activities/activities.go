@@ -72,6 +72,11 @@ type Activities struct {
 	// HoldInstance tells its parallel step where it holds an instance.
 	Signal func(ctx context.Context, workflowID, runID, name string, arg any) error
 
+	// WorkflowClosed says whether a workflow execution is closed: a
+	// command step's command that moved out of its local activity, and
+	// waits for an activity to follow it, asks about its workflow.
+	WorkflowClosed func(ctx context.Context, workflowID, runID string) bool
+
 	// InstanceTypes are the instance types of the task queues this
 	// worker serves, by queue (plan.InstanceTaskQueue): a step from one
 	// runs each instance within its type's limits (see package limits).
@@ -99,7 +104,7 @@ func (a *Activities) init() {
 		h := &stepio.Host{Home: a.Home, HeartbeatInterval: a.HeartbeatInterval, KillGrace: a.KillGrace, Node: a.Node,
 			DisableMounts: a.DisableMounts, Datastores: a.Datastores, Interpreter: a.Python, Runtime: a.Runtime}
 		d := limits.NewDevices(a.InstanceTypes, a.GPUs)
-		a.command = &command.Activities{Host: h, Devices: d}
+		a.command = &command.Activities{Host: h, Devices: d, WorkflowClosed: a.WorkflowClosed}
 		a.parallel = &parallel.Activities{Host: h, Devices: d, Python: a.Python, IdleShutdown: a.IdleShutdown}
 		a.spread = &spread.Activities{Host: h, Address: a.Address, Signal: a.Signal}
 		a.sweep = &sweep.Activities{Host: h}
@@ -125,15 +130,20 @@ func (a *Activities) RegisterLocal(r worker.ActivityRegistry) {
 	a.init()
 	a.sweep.RegisterLocal(r)
 	reuse.RegisterElsewhere(r)
+	command.RegisterElsewhere(r)
 }
 
 // NodeName names this worker in parallel steps' logs and in its own task
-// queue (parallel.NodeTaskQueue): Node, else the host name and the
+// queue (plan.NodeTaskQueue): Node, else the host name and the
 // process id.
 func (a *Activities) NodeName() string { return (&stepio.Host{Node: a.Node}).NodeName() }
 
-// Close stops every entry-script process this worker started.
+// Close stops every entry-script process this worker started, and every
+// command that moved out of its local activity.
 func (a *Activities) Close(ctx context.Context) {
+	if a.command != nil {
+		a.command.StopMoved()
+	}
 	if a.parallel != nil {
 		a.parallel.Close(ctx)
 	}

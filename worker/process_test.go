@@ -34,6 +34,8 @@ type routing struct {
 	Labels        []plan.Label
 	Capacity      plan.ResourceList
 	Preemptible   *bool
+	// Workflows makes the worker run workflows too.
+	Workflows bool
 }
 
 // runWorkerProcess serves one compute until SIGTERM or SIGKILL.
@@ -52,7 +54,7 @@ func runWorkerProcess() int {
 			return 1
 		}
 		opts.InstanceTypes, opts.Labels, opts.Capacity = rt.InstanceTypes, rt.Labels, rt.Capacity
-		opts.Preemptible = rt.Preemptible
+		opts.Preemptible, opts.Workflows = rt.Preemptible, rt.Workflows
 	}
 	opts.Home, opts.Computes, opts.Node = os.Getenv(workerHomeEnv), []string{os.Getenv(workerComputeEnv)}, os.Getenv(workerNodeEnv)
 	w, err := worker.Start(c, opts)
@@ -82,7 +84,7 @@ func startWorkerProcess(t *testing.T, home, compute, node string) *exec.Cmd {
 func startRoutedWorkerProcess(t *testing.T, home, compute, node string, opts worker.Options) *exec.Cmd {
 	t.Helper()
 	r, err := json.Marshal(routing{InstanceTypes: opts.InstanceTypes, Labels: opts.Labels, Capacity: opts.Capacity,
-		Preemptible: opts.Preemptible})
+		Preemptible: opts.Preemptible, Workflows: opts.Workflows})
 	require.NoError(t, err)
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(),

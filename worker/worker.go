@@ -5,6 +5,7 @@ package worker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"runtime/debug"
@@ -12,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/interceptor"
 	sdkworker "go.temporal.io/sdk/worker"
@@ -164,7 +167,7 @@ func Start(c client.Client, opts Options) (*Worker, error) {
 	}
 	acts := &activities.Activities{
 		Home: opts.Home, HeartbeatInterval: heartbeatInterval, Python: opts.Python, Node: opts.Node, Runtime: opts.Runtime,
-		Signal: c.SignalWorkflow, Address: opts.AdvertiseAddress,
+		Signal: c.SignalWorkflow, Address: opts.AdvertiseAddress, WorkflowClosed: workflowClosed(c),
 		Datastores: func(ctx context.Context) ([]plan.Datastore, error) {
 			ctx, cancel := context.WithTimeout(ctx, catalogTimeout)
 			defer cancel()
@@ -423,6 +426,19 @@ func (w *Worker) Stop() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		w.acts.Close(ctx)
+	}
+}
+
+// workflowClosed says whether a workflow execution is closed, or gone
+// (its retention passed); an error says no.
+func workflowClosed(c client.Client) func(ctx context.Context, workflowID, runID string) bool {
+	return func(ctx context.Context, workflowID, runID string) bool {
+		d, err := c.DescribeWorkflowExecution(ctx, workflowID, runID)
+		var notFound *serviceerror.NotFound
+		if errors.As(err, &notFound) {
+			return true
+		}
+		return err == nil && d.GetWorkflowExecutionInfo().GetStatus() != enums.WORKFLOW_EXECUTION_STATUS_RUNNING
 	}
 }
 

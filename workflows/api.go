@@ -114,6 +114,10 @@ type StepBehaviour struct {
 	// minute (or cannot know its queue). A step whose queue has a worker
 	// waits without a timer.
 	Watch bool `json:"watch,omitempty"`
+	// Here says a step whose queue is its workflow's own runs its command
+	// first in a local activity, on the worker that runs the step's
+	// workflow task (runHereFirst); false from DAGs before hereChange.
+	Here bool `json:"here,omitempty"`
 }
 
 // PipelineResult is a finished DAG's outputs.

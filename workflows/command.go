@@ -1,6 +1,8 @@
 package workflows
 
 import (
+	"errors"
+	"slices"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -8,6 +10,7 @@ import (
 
 	"github.com/porch-pipelines/porch/activities/command"
 	"github.com/porch-pipelines/porch/activities/stepio"
+	"github.com/porch-pipelines/porch/compiler/plan"
 )
 
 // Command step activity settings.
@@ -46,7 +49,7 @@ func CommandStep(ctx workflow.Context, in CommandStepInput) (_ command.RunComman
 		WaitForCancellation: true,
 		RetryPolicy: &temporal.RetryPolicy{
 			MaximumAttempts:        infraAttempts,
-			NonRetryableErrorTypes: []string{command.CommandFailedType, command.CommandTimedOutType, stepio.InvalidStepType},
+			NonRetryableErrorTypes: commandFinal,
 		},
 	}
 	if limit > 0 {
@@ -73,14 +76,89 @@ func CommandStep(ctx workflow.Context, in CommandStepInput) (_ command.RunComman
 		r, err = runSpotCommand(ctx, opts, in.Run)
 	case spreads(ctx, in):
 		r, err = runSpread(ctx, in, opts)
+	case in.Behaviour != nil && in.Behaviour.Here && opts.TaskQueue == workflow.GetInfo(ctx).TaskQueueName:
+		r, err = runHereFirst(ctx, opts, in)
 	default:
-		workflow.SetCurrentDetails(ctx, scheduledOn(opts.TaskQueue))
-		fut := workflow.ExecuteActivity(ctx, command.RunCommandName, in.Run)
-		if in.Behaviour == nil || in.Behaviour.Watch {
-			runWatchingForWorker(ctx, fut, in.Compute, opts.TaskQueue, in.Behaviour != nil)
-		}
-		err = fut.Get(ctx, &r)
+		r, err = runScheduled(ctx, opts, in)
 	}
 	workflow.SetCurrentDetails(ctx, commandEnded(r, err))
 	return r, err
 }
+
+// runScheduled runs the step's command as an activity on its queue.
+func runScheduled(ctx workflow.Context, opts workflow.ActivityOptions, in CommandStepInput) (command.RunCommandResult, error) {
+	workflow.SetCurrentDetails(ctx, scheduledOn(opts.TaskQueue))
+	fut := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, opts), command.RunCommandName, in.Run)
+	if in.Behaviour == nil || in.Behaviour.Watch {
+		runWatchingForWorker(ctx, fut, in.Compute, opts.TaskQueue, in.Behaviour != nil)
+	}
+	var r command.RunCommandResult
+	err := fut.Get(ctx, &r)
+	return r, err
+}
+
+// hereTimeout bounds a command's local activity: its budget
+// (command.hereBudget, 2 s), and the time a stopped command takes to end.
+const hereTimeout = time.Minute
+
+// runHereFirst runs a step whose queue is its workflow's own in a local
+// activity of this workflow, on the worker that runs this task (see
+// activities/command/here.go). A command that outlasts the local
+// activity's budget moves, and an activity on that worker's own queue
+// follows it to its end. A worker that runs no steps declines, and the
+// step is scheduled as before. A local run or a follow that was lost (a
+// timeout, the worker gone) counts as an attempt, and the step runs
+// again as a scheduled activity.
+func runHereFirst(ctx workflow.Context, opts workflow.ActivityOptions, in CommandStepInput) (command.RunCommandResult, error) {
+	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+		Summary:             opts.Summary,
+		StartToCloseTimeout: hereTimeout,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
+	})
+	var r command.RunCommandResult
+	err := workflow.ExecuteLocalActivity(lctx, command.RunCommandName, in.Run).Get(ctx, &r)
+	if err == nil && r.Moved != nil {
+		follow := in.Run
+		follow.Follow = r.Moved.Key
+		fopts := opts
+		fopts.TaskQueue = plan.NodeTaskQueue(r.Moved.Node)
+		// The command runs on that worker only: a worker gone is not
+		// waited for longer than a silent one.
+		fopts.ScheduleToStartTimeout = heartbeatTimeout
+		fopts.RetryPolicy = &temporal.RetryPolicy{MaximumAttempts: 1}
+		workflow.SetCurrentDetails(ctx, "running on worker `"+r.Moved.Node+"`")
+		r = command.RunCommandResult{}
+		err = workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, fopts), command.RunCommandName, follow).Get(ctx, &r)
+	}
+	switch {
+	case err == nil && r.Declined == "":
+		return r, nil
+	case err != nil && (ctx.Err() != nil || final(err)):
+		return r, err
+	case err != nil:
+		// The attempt was lost; the step's other attempts are scheduled.
+		in.Run.PriorAttempts++
+		retry := *opts.RetryPolicy
+		retry.MaximumAttempts--
+		opts.RetryPolicy = &retry
+		workflow.GetLogger(ctx).Warn("porch: the step's command is scheduled again", "error", err)
+	}
+	return runScheduled(ctx, opts, in)
+}
+
+// final says a command's error ends the step: the command failed, or
+// the step cannot run, or it was cancelled.
+func final(err error) bool {
+	var ce *temporal.CanceledError
+	if errors.As(err, &ce) {
+		return true
+	}
+	var ae *temporal.ApplicationError
+	if !errors.As(err, &ae) {
+		return false
+	}
+	return ae.NonRetryable() || slices.Contains(commandFinal, ae.Type())
+}
+
+// commandFinal are the error types a command step never retries.
+var commandFinal = []string{command.CommandFailedType, command.CommandTimedOutType, stepio.InvalidStepType}

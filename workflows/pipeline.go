@@ -247,6 +247,11 @@ func (r *dagRun) thisTask() int {
 // step then records no version markers and asks nothing of its own.
 const stepBehaviourChange = "porch-step-behaviour"
 
+// hereChange is the GetVersion id of DAGs whose command steps run their
+// command first as a local activity of the step's workflow
+// (StepBehaviour.Here); asked with stepBehaviourChange, once a run.
+const hereChange = "porch-command-here"
+
 // decidedNone is a DAG's behaviour when it does not decide its steps'.
 var decidedNone = &StepBehaviour{}
 
@@ -256,7 +261,8 @@ func (r *dagRun) stepBehaviour(s plan.Step) *StepBehaviour {
 	if r.behaviour == nil {
 		r.behaviour = decidedNone
 		if workflow.GetVersion(r.ctx, stepBehaviourChange, workflow.DefaultVersion, 1) == 1 {
-			r.behaviour = &StepBehaviour{PorchStatus: r.statusRegistered()}
+			r.behaviour = &StepBehaviour{PorchStatus: r.statusRegistered(),
+				Here: workflow.GetVersion(r.ctx, hereChange, workflow.DefaultVersion, 1) == 1}
 		}
 	}
 	if r.behaviour == decidedNone {

@@ -27,6 +27,15 @@ type Activities struct {
 	// Devices are the worker's cores and GPUs, shared with the other step
 	// kinds' instances.
 	Devices *limits.Devices
+
+	// WorkflowClosed says whether a workflow execution is closed; nil
+	// never says so. A command that moved out of its local activity asks
+	// it while no activity follows it.
+	WorkflowClosed func(ctx context.Context, workflowID, runID string) bool
+
+	// moved are the commands that moved out of their local activity,
+	// until they end.
+	moved movedCommands
 }
 
 // Register registers the activities of command steps under their
@@ -35,12 +44,34 @@ func (a *Activities) Register(r worker.ActivityRegistry) {
 	r.RegisterActivityWithOptions(a.RunCommand, activity.RegisterOptions{Name: RunCommandName})
 }
 
+// RegisterElsewhere registers, for a worker that runs workflows without
+// steps, a RunCommand that declines to run a command as a local activity:
+// the step then schedules its command for a worker of its queue.
+func RegisterElsewhere(r worker.ActivityRegistry) {
+	r.RegisterActivityWithOptions(declineHere, activity.RegisterOptions{Name: RunCommandName})
+}
+
 // RunCommand runs one command step on this host: it prepares the step's
 // folders, renders the command with the step's inputs and outputs, runs it
 // (once, or once per process of a distribution) and reports where the
 // outputs landed. The command's output goes to the artifacts folder's
 // user_logs/. Cancelling ctx stops every process of the step.
+//
+// As a local activity it runs the command for at most hereBudget, and
+// moves it when it runs on; with in.Follow it follows a command that
+// moved (see here.go).
 func (a *Activities) RunCommand(ctx context.Context, in RunCommandInput) (RunCommandResult, error) {
+	switch {
+	case in.Follow != "":
+		return a.follow(ctx, in.Follow)
+	case activity.IsActivity(ctx) && activity.GetInfo(ctx).IsLocalActivity:
+		return a.runHere(ctx, in)
+	}
+	return a.run(ctx, in)
+}
+
+// run runs the step's command to its end.
+func (a *Activities) run(ctx context.Context, in RunCommandInput) (RunCommandResult, error) {
 	if a.Home == "" {
 		return RunCommandResult{}, temporal.NewNonRetryableApplicationError(
 			"the worker has no porch home folder: set PORCH_HOME or Activities.Home", "WorkerMisconfigured", nil)

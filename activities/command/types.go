@@ -26,6 +26,19 @@ type RunCommandInput struct {
 	// workers: this activity runs one of them. nil runs every instance on
 	// this host.
 	Instance *InstanceAssignment `json:"instance,omitempty"`
+	// Follow names a command that runs on this worker already, moved out
+	// of the local activity that started it (RunCommandResult.Moved): the
+	// activity follows it to its end rather than run the step.
+	Follow string `json:"follow,omitempty"`
+}
+
+// Moved is where a command that outlasted its local activity runs on.
+type Moved struct {
+	// Key names the command among those moved on its worker.
+	Key string `json:"key"`
+	// Node is the worker; its own queue (plan.NodeTaskQueue) takes the
+	// activity that follows the command.
+	Node string `json:"node"`
 }
 
 // InstanceAssignment is one instance of a distributed step whose instances
@@ -56,7 +69,18 @@ type RunCommandResult struct {
 	// EnvironmentNote says why the step's environment was not applied
 	// (the worker runs steps on its host), "" when it was or it has none.
 	EnvironmentNote string `json:"environment_note,omitempty"`
+	// Moved is set by a local activity whose command runs on: the step
+	// follows it there. Declined is set by one that cannot run the
+	// command (its worker runs no steps), with the reason. A step's
+	// result has neither.
+	Moved    *Moved `json:"moved,omitempty"`
+	Declined string `json:"declined,omitempty"`
 }
+
+// CommandLostType is the application error type of an activity that
+// found no command to follow: it stopped before the activity came, or its
+// worker restarted. The step runs again.
+const CommandLostType = "CommandLost"
 
 // CommandFailedType is the application error type of a command that exited
 // non-zero. Its details are one CommandFailure.

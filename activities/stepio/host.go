@@ -121,6 +121,7 @@ func (h *Host) BeatEvery(ctx context.Context, interval time.Duration, details fu
 	}
 	done := make(chan struct{})
 	finished := make(chan struct{})
+	kept, _ := ctx.Value(beatsKey{}).(*Beats)
 	go func() {
 		defer close(finished)
 		tick := time.NewTicker(interval)
@@ -128,7 +129,9 @@ func (h *Host) BeatEvery(ctx context.Context, interval time.Duration, details fu
 		for {
 			select {
 			case <-tick.C:
-				activity.RecordHeartbeat(ctx, details())
+				d := details()
+				kept.keep(d)
+				activity.RecordHeartbeat(ctx, d)
 			case <-done:
 				return
 			}
@@ -138,6 +141,38 @@ func (h *Host) BeatEvery(ctx context.Context, interval time.Duration, details fu
 		close(done)
 		<-finished
 	}
+}
+
+// Beats keeps the details of the last heartbeat a step's work recorded,
+// for work that outlives the activity it started in (a command moved out
+// of a local activity, whose heartbeats go nowhere): the activity that
+// follows the work heartbeats with them.
+type Beats struct {
+	mu   sync.Mutex
+	last any
+}
+
+type beatsKey struct{}
+
+// WithBeats makes BeatWhile and BeatEvery under ctx keep their details in b.
+func WithBeats(ctx context.Context, b *Beats) context.Context {
+	return context.WithValue(ctx, beatsKey{}, b)
+}
+
+// Latest are the details of the last heartbeat; nil before the first.
+func (b *Beats) Latest() any {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.last
+}
+
+func (b *Beats) keep(details any) {
+	if b == nil {
+		return
+	}
+	b.mu.Lock()
+	b.last = details
+	b.mu.Unlock()
 }
 
 // NodeName names this worker in parallel steps' logs and in its own task
