@@ -136,34 +136,32 @@ func declineHere(ctx context.Context, _ RunCommandInput) (RunCommandResult, erro
 }
 
 // movedCommands are the commands of one worker that moved out of their
-// local activity, until they end.
+// local activity: those waiting for the activity that follows them, and
+// all of them until they end.
 type movedCommands struct {
-	mu    sync.Mutex
-	moved map[string]*movedCommand
+	mu      sync.Mutex
+	waiting map[string]*hereRun
+	running map[*hereRun]bool
 }
 
-type movedCommand struct {
-	*hereRun
-	followed bool
-}
-
-// put keeps h under key until it ends. It stops h when no activity took
-// it (take) within wait, or as soon as closed says its workflow is no
-// longer running (asked every followCheck; nil never asks).
+// put keeps h under key for the one activity that follows it (take), even
+// once it has ended: its result is the step's. It stops h and forgets it
+// when no activity took it within wait, or as soon as closed says its
+// workflow is no longer running (asked every followCheck; nil never asks).
 func (m *movedCommands) put(key string, h *hereRun, wait time.Duration, closed func() bool) {
 	m.mu.Lock()
-	if m.moved == nil {
-		m.moved = map[string]*movedCommand{}
+	if m.waiting == nil {
+		m.waiting, m.running = map[string]*hereRun{}, map[*hereRun]bool{}
 	}
-	mc := &movedCommand{hereRun: h}
-	m.moved[key] = mc
+	m.waiting[key], m.running[h] = h, true
 	m.mu.Unlock()
 	go func() {
-		defer func() {
-			m.mu.Lock()
-			delete(m.moved, key)
-			m.mu.Unlock()
-		}()
+		<-h.done
+		m.mu.Lock()
+		delete(m.running, h)
+		m.mu.Unlock()
+	}()
+	go func() {
 		deadline := time.NewTimer(wait)
 		defer deadline.Stop()
 		check := time.NewTicker(followCheck)
@@ -171,62 +169,50 @@ func (m *movedCommands) put(key string, h *hereRun, wait time.Duration, closed f
 		for {
 			var cause error
 			select {
-			case <-h.done:
-				return
 			case <-deadline.C:
 				cause = errNotFollowed
 			case <-check.C:
-				if closed == nil || m.isFollowed(mc) || !closed() {
+				if !m.isWaiting(key, h) {
+					return
+				}
+				if closed == nil || !closed() {
 					continue
 				}
 				cause = errWorkflowClosed
 			}
-			if m.unfollowed(mc) {
+			if m.take(key) == h {
 				h.stop(cause)
 			}
-			<-h.done
 			return
 		}
 	}()
 }
 
-// isFollowed says an activity took mc.
-func (m *movedCommands) isFollowed(mc *movedCommand) bool {
+// isWaiting says h still waits under key for an activity to follow it.
+func (m *movedCommands) isWaiting(key string, h *hereRun) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return mc.followed
-}
-
-// unfollowed says no activity took mc, and makes sure none will.
-func (m *movedCommands) unfollowed(mc *movedCommand) bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	was := mc.followed
-	mc.followed = true
-	return !was
+	return m.waiting[key] == h
 }
 
 // take hands out the command under key to the one activity that follows
-// it; nil when there is none, or it is followed already.
+// it; nil when none waits there.
 func (m *movedCommands) take(key string) *hereRun {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	mc := m.moved[key]
-	if mc == nil || mc.followed {
-		return nil
-	}
-	mc.followed = true
-	return mc.hereRun
+	h := m.waiting[key]
+	delete(m.waiting, key)
+	return h
 }
 
-// StopMoved stops every command that moved out of its local activity,
-// followed or not, and waits for them to end: a worker that stops takes
-// its steps' commands with it.
+// StopMoved stops every command that moved out of its local activity and
+// runs on, followed or not, and waits for them to end: a worker that
+// stops takes its steps' commands with it.
 func (a *Activities) StopMoved() {
 	a.moved.mu.Lock()
 	var runs []*hereRun
-	for _, mc := range a.moved.moved {
-		runs = append(runs, mc.hereRun)
+	for h := range a.moved.running {
+		runs = append(runs, h)
 	}
 	a.moved.mu.Unlock()
 	for _, h := range runs {

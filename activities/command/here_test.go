@@ -94,3 +94,13 @@ func TestAMovedCommandWhoseWorkflowClosedIsStopped(t *testing.T) {
 	}
 	assert.ErrorIs(t, h.err, errWorkflowClosed)
 }
+
+func TestACommandThatEndedJustAfterItMovedIsStillFollowed(t *testing.T) {
+	var m movedCommands
+	h := running()
+	m.put("run/step/1", h, time.Hour, nil)
+	h.stop(nil)
+	<-h.done
+	time.Sleep(2 * followCheck)
+	assert.Same(t, h, m.take("run/step/1"), "its follower gets its result, not CommandLost")
+}
