@@ -46,37 +46,13 @@ func TestAKilledWorkersCommandStepLeavesOneAttemptsOutput(t *testing.T) {
 	for _, node := range []string{"first", "second"} {
 		procs[startWorkerProcess(t, home, "appender", node).Process.Pid] = true
 	}
-
-	dir := t.TempDir()
-	progress, mark := filepath.Join(dir, "progress.log"), filepath.Join(dir, "first-attempt")
-	src := fmt.Sprintf(`type: pipeline
-jobs:
-  append:
-    compute: azureml:appender
-    outputs:
-      out:
-        type: uri_folder
-    command: >-
-      if mkdir %[2]s 2>/dev/null; then echo $$ > %[2]s/pid; fi;
-      for i in $(seq 1 40); do echo "$$ $i" >> ${{outputs.out}}/rows.txt; echo "$$ $i" >> %[1]s; sleep 0.05; done
-`, progress, mark)
-	path := filepath.Join(dir, "pipeline.yml")
-	require.NoError(t, os.WriteFile(path, []byte(src), 0o644))
+	c := newAppendCase(t, "compute: azureml:appender", "0.05")
 	h := &harness{t: t, home: home}
-	run := h.start(compile(t, path, nil))
+	run := h.start(compile(t, c.path, nil))
 
 	// Waits for the first attempt to have appended a few lines, to kill
 	// its worker in the middle of the step.
-	var pid int
-	require.Eventually(t, func() bool {
-		b, err := os.ReadFile(filepath.Join(mark, "pid"))
-		if err != nil {
-			return false
-		}
-		pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
-		data, _ := os.ReadFile(progress)
-		return pid > 0 && strings.Count(string(data), "\n") >= 5
-	}, time.Minute, 20*time.Millisecond, "the first attempt appends")
+	pid := c.firstAttempt(t, 5)
 	victim := parentOf(t, pid)
 	require.True(t, procs[victim], "the step's shell is a child of a worker process")
 	require.NoError(t, syscall.Kill(victim, syscall.SIGKILL))
@@ -86,11 +62,61 @@ jobs:
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	require.NoError(t, run.Get(ctx, nil), "the step is retried on the other worker after the heartbeat timeout")
-	out := h.localPath(fmt.Sprintf("azureml://datastores/workspaceblobstore/paths/azureml/%s/append/out/rows.txt", run.GetID()))
-	rows := lines(t, out)
+	c.oneAttempt(t, h, run.GetID(), pid)
+}
+
+// appendCase is a pipeline of one step, append, that appends 40 numbered
+// lines ("<its shell's pid> <n>") to its output and to a progress file;
+// its first attempt leaves its shell's pid in a mark folder.
+type appendCase struct {
+	path, progress, mark string
+}
+
+// newAppendCase writes the pipeline; settings are the step's lines before
+// its command (its compute), pause the seconds between lines.
+func newAppendCase(t *testing.T, settings, pause string) appendCase {
+	dir := t.TempDir()
+	c := appendCase{path: filepath.Join(dir, "pipeline.yml"), progress: filepath.Join(dir, "progress.log"), mark: filepath.Join(dir, "first-attempt")}
+	src := fmt.Sprintf(`type: pipeline
+jobs:
+  append:
+    %[3]s
+    outputs:
+      out:
+        type: uri_folder
+    command: >-
+      if mkdir %[2]s 2>/dev/null; then echo $$ > %[2]s/pid; fi;
+      for i in $(seq 1 40); do echo "$$ $i" >> ${{outputs.out}}/rows.txt; echo "$$ $i" >> %[1]s; sleep %[4]s; done
+`, c.progress, c.mark, settings, pause)
+	require.NoError(t, os.WriteFile(c.path, []byte(src), 0o644))
+	return c
+}
+
+// firstAttempt waits for the first attempt to have appended n lines, and
+// returns its shell's pid.
+func (c appendCase) firstAttempt(t *testing.T, n int) int {
+	t.Helper()
+	var pid int
+	require.Eventually(t, func() bool {
+		b, err := os.ReadFile(filepath.Join(c.mark, "pid"))
+		if err != nil {
+			return false
+		}
+		pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+		data, _ := os.ReadFile(c.progress)
+		return pid > 0 && strings.Count(string(data), "\n") >= n
+	}, time.Minute, 10*time.Millisecond, "the first attempt appends")
+	return pid
+}
+
+// oneAttempt checks that run's output holds one attempt's 40 lines, whole,
+// and not those of the attempt whose shell was killed.
+func (c appendCase) oneAttempt(t *testing.T, h *harness, runID string, killed int) {
+	t.Helper()
+	rows := lines(t, h.localPath(fmt.Sprintf("azureml://datastores/workspaceblobstore/paths/azureml/%s/append/out/rows.txt", runID)))
 	require.Len(t, rows, 40, "one attempt's lines, no more")
 	writer := strings.Fields(rows[0])[0]
-	assert.NotEqual(t, strconv.Itoa(pid), writer, "the retry's lines, not the killed attempt's")
+	assert.NotEqual(t, strconv.Itoa(killed), writer, "the last attempt's lines, not the killed one's")
 	for i, r := range rows {
 		assert.Equal(t, fmt.Sprintf("%s %d", writer, i+1), r)
 	}

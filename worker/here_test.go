@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -145,32 +144,11 @@ func TestAKilledWorkersLocalCommandRunsAgainOnTheOther(t *testing.T) {
 			for _, node := range []string{"first", "second"} {
 				procs[startRoutedWorkerProcess(t, home, "", node, worker.Options{Workflows: true}).Process.Pid] = node
 			}
-			dir := t.TempDir()
-			progress, mark := filepath.Join(dir, "progress.log"), filepath.Join(dir, "first-attempt")
-			path := filepath.Join(dir, "pipeline.yml")
-			require.NoError(t, os.WriteFile(path, []byte(fmt.Sprintf(`type: pipeline
-jobs:
-  append:
-    outputs:
-      out:
-        type: uri_folder
-    command: >-
-      if mkdir %[2]s 2>/dev/null; then echo $$ > %[2]s/pid; fi;
-      for i in $(seq 1 40); do echo "$$ $i" >> ${{outputs.out}}/rows.txt; echo "$$ $i" >> %[1]s; sleep 0.1; done
-`, progress, mark)), 0o644))
+			c := newAppendCase(t, "", "0.1")
 			h := &harness{t: t, home: home}
-			run := h.start(compile(t, path, nil))
+			run := h.start(compile(t, c.path, nil))
 			step := run.GetID() + "/append"
-
-			var pid int
-			require.Eventually(t, func() bool {
-				b, err := os.ReadFile(filepath.Join(mark, "pid"))
-				if err != nil {
-					return false
-				}
-				pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
-				return pid > 0
-			}, time.Minute, 10*time.Millisecond, "the first attempt starts")
+			pid := c.firstAttempt(t, 0)
 			victim := parentOf(t, pid)
 			node, ok := procs[victim]
 			require.True(t, ok, "the step's shell is a child of a worker process")
@@ -181,7 +159,7 @@ jobs:
 						desc.GetPendingActivities()[0].GetActivityOptions().GetTaskQueue().GetName() == plan.NodeTaskQueue(node)
 				}, 30*time.Second, 50*time.Millisecond, "the command moves to an activity on its worker's queue")
 			} else {
-				b, _ := os.ReadFile(progress)
+				b, _ := os.ReadFile(c.progress)
 				require.Less(t, strings.Count(string(b), "\n"), 15, "the command is within its local activity's budget (2 s)")
 			}
 			require.NoError(t, syscall.Kill(victim, syscall.SIGKILL))
@@ -190,13 +168,7 @@ jobs:
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
 			require.NoError(t, run.Get(ctx, nil), "the step runs again on the other worker")
-			rows := lines(t, h.localPath(fmt.Sprintf("azureml://datastores/workspaceblobstore/paths/azureml/%s/append/out/rows.txt", run.GetID())))
-			require.Len(t, rows, 40, "one attempt's lines, no more")
-			writer := strings.Fields(rows[0])[0]
-			assert.NotEqual(t, strconv.Itoa(pid), writer, "the second run's lines, not the killed one's")
-			for i, r := range rows {
-				assert.Equal(t, fmt.Sprintf("%s %d", writer, i+1), r)
-			}
+			c.oneAttempt(t, h, run.GetID(), pid)
 			assert.Equal(t, tc.attempt, steps(t, run.GetID())["append"].Attempt)
 			if tc.moved {
 				record(t, "v3-here-lost", run.GetID())
