@@ -139,7 +139,7 @@ func (a *Activities) RegisterLocal(r worker.ActivityRegistry) {
 func (a *Activities) NodeName() string { return (&stepio.Host{Node: a.Node}).NodeName() }
 
 // Close stops every entry-script process this worker started, and every
-// command that moved out of its local activity.
+// command a local activity started that runs on.
 func (a *Activities) Close(ctx context.Context) {
 	if a.command != nil {
 		a.command.StopMoved()

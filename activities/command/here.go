@@ -51,7 +51,7 @@ var errNotFollowed = errors.New("no activity followed the command after it moved
 // an activity followed it: it was cancelled, terminated or reset while
 // the command ran in its local activity, which holds the workflow task
 // that would have told it.
-var errWorkflowClosed = errors.New("the step's workflow execution closed (terminated or reset) while its command ran in a local activity")
+var errWorkflowClosed = errors.New("the step's workflow execution closed (cancelled, terminated or reset) while its command ran in a local activity")
 
 // errWorkerStopped stops the moved commands of a worker that stops.
 var errWorkerStopped = errors.New("the worker stopped")
@@ -74,8 +74,10 @@ func (a *Activities) runHere(ctx context.Context, in RunCommandInput) (RunComman
 	beats := &stepio.Beats{}
 	cmdCtx, stop := context.WithCancelCause(stepio.WithBeats(context.WithoutCancel(ctx), beats))
 	h := &hereRun{done: make(chan struct{}), stop: stop, beats: beats}
+	a.moved.started(h)
 	go func() {
 		defer close(h.done)
+		defer a.moved.ended(h)
 		h.res, h.err = a.run(cmdCtx, in)
 		stop(nil)
 	}()
@@ -135,13 +137,29 @@ func declineHere(ctx context.Context, _ RunCommandInput) (RunCommandResult, erro
 	return RunCommandResult{Declined: "this worker runs workflows, not steps"}, nil
 }
 
-// movedCommands are the commands of one worker that moved out of their
-// local activity: those waiting for the activity that follows them, and
-// all of them until they end.
+// movedCommands are the commands of one worker's local activities, until
+// they end, and those that moved out of them and wait for the activity
+// that follows them.
 type movedCommands struct {
 	mu      sync.Mutex
-	waiting map[string]*hereRun
 	running map[*hereRun]bool
+	waiting map[string]*hereRun
+}
+
+// started and ended keep the set of running commands.
+func (m *movedCommands) started(h *hereRun) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.running == nil {
+		m.running = map[*hereRun]bool{}
+	}
+	m.running[h] = true
+}
+
+func (m *movedCommands) ended(h *hereRun) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.running, h)
 }
 
 // put keeps h under key for the one activity that follows it (take), even
@@ -151,16 +169,10 @@ type movedCommands struct {
 func (m *movedCommands) put(key string, h *hereRun, wait time.Duration, closed func() bool) {
 	m.mu.Lock()
 	if m.waiting == nil {
-		m.waiting, m.running = map[string]*hereRun{}, map[*hereRun]bool{}
+		m.waiting = map[string]*hereRun{}
 	}
-	m.waiting[key], m.running[h] = h, true
+	m.waiting[key] = h
 	m.mu.Unlock()
-	go func() {
-		<-h.done
-		m.mu.Lock()
-		delete(m.running, h)
-		m.mu.Unlock()
-	}()
 	go func() {
 		deadline := time.NewTimer(wait)
 		defer deadline.Stop()
@@ -205,9 +217,9 @@ func (m *movedCommands) take(key string) *hereRun {
 	return h
 }
 
-// StopMoved stops every command that moved out of its local activity and
-// runs on, followed or not, and waits for them to end: a worker that
-// stops takes its steps' commands with it.
+// StopMoved stops every command a local activity started that runs on,
+// moved (followed or not) or not, and waits for them to end: a worker
+// that stops takes its steps' commands with it.
 func (a *Activities) StopMoved() {
 	a.moved.mu.Lock()
 	var runs []*hereRun

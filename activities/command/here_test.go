@@ -11,20 +11,22 @@ import (
 
 // running starts a stand-in for a moved command: it runs until stopped,
 // and ends with the cause it was stopped for.
-func running() *hereRun {
+func running(m *movedCommands) *hereRun {
 	ctx, stop := context.WithCancelCause(context.Background())
 	h := &hereRun{done: make(chan struct{}), stop: stop}
+	m.started(h)
 	go func() {
+		defer close(h.done)
+		defer m.ended(h)
 		<-ctx.Done()
 		h.err = context.Cause(ctx)
-		close(h.done)
 	}()
 	return h
 }
 
 func TestAMovedCommandNoActivityFollowsIsStopped(t *testing.T) {
 	var m movedCommands
-	h := running()
+	h := running(&m)
 	m.put("run/step/1", h, 50*time.Millisecond, nil)
 	select {
 	case <-h.done:
@@ -37,7 +39,7 @@ func TestAMovedCommandNoActivityFollowsIsStopped(t *testing.T) {
 
 func TestAMovedCommandIsFollowedOnceAndNotStoppedForWaiting(t *testing.T) {
 	var m movedCommands
-	h := running()
+	h := running(&m)
 	m.put("run/step/1", h, 50*time.Millisecond, nil)
 	require.Same(t, h, m.take("run/step/1"))
 	assert.Nil(t, m.take("run/step/1"), "a second follower gets nothing")
@@ -53,7 +55,7 @@ func TestAMovedCommandIsFollowedOnceAndNotStoppedForWaiting(t *testing.T) {
 
 func TestStopMovedStopsFollowedAndWaitingCommands(t *testing.T) {
 	a := &Activities{}
-	followed, waiting := running(), running()
+	followed, waiting := running(&a.moved), running(&a.moved)
 	a.moved.put("run/a/1", followed, time.Hour, nil)
 	a.moved.put("run/b/1", waiting, time.Hour, nil)
 	require.NotNil(t, a.moved.take("run/a/1"))
@@ -70,7 +72,7 @@ func TestStopMovedStopsFollowedAndWaitingCommands(t *testing.T) {
 
 func TestAMovedCommandWhoseWorkflowClosedIsStopped(t *testing.T) {
 	var m movedCommands
-	h := running()
+	h := running(&m)
 	closed := make(chan struct{})
 	m.put("run/step/1", h, time.Hour, func() bool {
 		select {
@@ -97,7 +99,7 @@ func TestAMovedCommandWhoseWorkflowClosedIsStopped(t *testing.T) {
 
 func TestACommandThatEndedJustAfterItMovedIsStillFollowed(t *testing.T) {
 	var m movedCommands
-	h := running()
+	h := running(&m)
 	m.put("run/step/1", h, time.Hour, nil)
 	h.stop(nil)
 	<-h.done
