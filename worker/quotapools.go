@@ -36,14 +36,11 @@ func (q serverAsks) withQuota(ctx context.Context, pools []quota.Pool) ([]quota.
 func (q serverAsks) endedClaimants(ctx context.Context, ids []string) ([]string, error) {
 	var ended []string
 	for _, id := range ids {
-		d, err := q.client.DescribeWorkflowExecution(ctx, id, "")
-		var nf *serviceerror.NotFound
-		switch {
-		case errors.As(err, &nf):
-			ended = append(ended, id)
-		case err != nil:
+		e, err := workflowEnded(ctx, q.client, id, "")
+		if err != nil {
 			return nil, err
-		case d.GetWorkflowExecutionInfo().GetStatus() != enums.WORKFLOW_EXECUTION_STATUS_RUNNING:
+		}
+		if e {
 			ended = append(ended, id)
 		}
 	}

@@ -433,13 +433,23 @@ func (w *Worker) Stop() {
 // (its retention passed); an error says no.
 func workflowClosed(c client.Client) func(ctx context.Context, workflowID, runID string) bool {
 	return func(ctx context.Context, workflowID, runID string) bool {
-		d, err := c.DescribeWorkflowExecution(ctx, workflowID, runID)
-		var notFound *serviceerror.NotFound
-		if errors.As(err, &notFound) {
-			return true
-		}
-		return err == nil && d.GetWorkflowExecutionInfo().GetStatus() != enums.WORKFLOW_EXECUTION_STATUS_RUNNING
+		ended, err := workflowEnded(ctx, c, workflowID, runID)
+		return err == nil && ended
 	}
+}
+
+// workflowEnded says whether workflow id's execution runID (its latest for
+// "") does not run: it closed, or the server no longer has it.
+func workflowEnded(ctx context.Context, c client.Client, id, runID string) (bool, error) {
+	d, err := c.DescribeWorkflowExecution(ctx, id, runID)
+	var missing *serviceerror.NotFound
+	switch {
+	case errors.As(err, &missing):
+		return true, nil
+	case err != nil:
+		return false, err
+	}
+	return d.GetWorkflowExecutionInfo().GetStatus() != enums.WORKFLOW_EXECUTION_STATUS_RUNNING, nil
 }
 
 // defaultBuildID is porch@<main module version>, porch@devel for a build
